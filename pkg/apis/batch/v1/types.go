@@ -1,0 +1,146 @@
+package v1
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ConcurrencyPolicy says what to do when a run is due while an earlier Job
+// of the same CronJob is still active.
+//
+// +kubebuilder:validation:Enum=Allow;Forbid;Replace
+type ConcurrencyPolicy string
+
+const (
+	// AllowConcurrent lets Jobs of one CronJob run side by side.
+	AllowConcurrent ConcurrencyPolicy = "Allow"
+	// ForbidConcurrent skips a due run while an earlier Job is still active.
+	ForbidConcurrent ConcurrencyPolicy = "Forbid"
+	// ReplaceConcurrent deletes the active Jobs and starts the due run.
+	ReplaceConcurrent ConcurrencyPolicy = "Replace"
+)
+
+// Annotations and condition types this API defines.
+const (
+	// ScheduledAtAnnotation records, on every Job the controller creates, the
+	// scheduled time it was created for (RFC 3339, in the CronJob's time zone).
+	ScheduledAtAnnotation = "batch.tutorial.kubebuilder.io/scheduled-at"
+
+	// ConditionScheduleValid is True while the schedule and time zone can be
+	// used, and False with the parser's message when they cannot.
+	ConditionScheduleValid = "ScheduleValid"
+)
+
+// CronJobSpec is what the user asks for: a Job template and when to run it.
+type CronJobSpec struct {
+	// Schedule in cron format: five fields, a descriptor such as @hourly, or
+	// @every <duration>. Time zones go in timeZone, not in the schedule.
+	// +kubebuilder:validation:MinLength=1
+	Schedule string `json:"schedule"`
+
+	// TimeZone is the IANA name of the zone the schedule is read in. When
+	// unset, the controller's local time zone is used.
+	// +optional
+	TimeZone *string `json:"timeZone,omitempty"`
+
+	// StartingDeadlineSeconds is how late, in seconds, a run may still start.
+	// A run that could not start within it counts as missed.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// ConcurrencyPolicy says what to do with a due run while an earlier Job
+	// is still active: Allow (default), Forbid or Replace.
+	// +kubebuilder:default=Allow
+	// +optional
+	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
+
+	// Suspend stops new runs; Jobs already started are left alone.
+	// +kubebuilder:default=false
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// JobTemplate is the Job created for every run.
+	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
+
+	// SuccessfulJobsHistoryLimit is how many completed Jobs to keep.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=3
+	// +optional
+	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
+
+	// FailedJobsHistoryLimit is how many failed Jobs to keep.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
+	// +optional
+	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
+}
+
+// CronJobStatus is what the controller observed and did.
+type CronJobStatus struct {
+	// Active holds references to the Jobs of this CronJob that have not finished.
+	// +listType=atomic
+	// +optional
+	Active []corev1.ObjectReference `json:"active,omitempty"`
+
+	// ActiveCount is len(active), kept so kubectl can print it as a column.
+	// +optional
+	ActiveCount int32 `json:"activeCount,omitempty"`
+
+	// LastScheduleTime is the scheduled time of the most recent run that was started.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// LastSuccessfulTime is when the most recent successful Job completed.
+	// +optional
+	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
+
+	// NextScheduleTime is the next time a run is due, unset when suspended or
+	// when the schedule cannot be used.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// ObservedGeneration is the spec generation this status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions describe the state of this CronJob, among them ScheduleValid.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CronJob runs a Job on a schedule.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=cronjobs,singular=cronjob,scope=Namespaced
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Timezone",type=string,JSONPath=`.spec.timeZone`
+// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
+// +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be no more than 52 characters: the controller appends 11 characters to make Job names"
+type CronJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   CronJobSpec   `json:"spec"`
+	Status CronJobStatus `json:"status,omitempty"`
+}
+
+// CronJobList is a list of CronJobs.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type CronJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []CronJob `json:"items"`
+}
