@@ -1,0 +1,650 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	cronscheme "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/scheme"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
+	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// controllerAgentName names this controller in Events and logs.
+const controllerAgentName = "cronjob-controller"
+
+// jobsByControllerUID indexes Jobs by the UID of the CronJob that controls
+// them, so a sync finds its Jobs without scanning a namespace.
+const jobsByControllerUID = "jobsByControllerUID"
+
+// Event reasons. Warnings are things a user should act on.
+const (
+	ReasonSuccessfulCreate   = "SuccessfulCreate"
+	ReasonSawCompletedJob    = "SawCompletedJob"
+	ReasonSuccessfulDelete   = "SuccessfulDelete"
+	ReasonMissSchedule       = "MissSchedule"
+	ReasonJobAlreadyActive   = "JobAlreadyActive"
+	ReasonTooManyMissedTimes = "TooManyMissedTimes"
+	ReasonInvalidSchedule    = schedule.ReasonInvalidSchedule
+	ReasonUnknownTimeZone    = schedule.ReasonUnknownTimeZone
+	ReasonFailedCreate       = "FailedCreate"
+	ReasonFailedDelete       = "FailedDelete"
+	ReasonUnexpectedJob      = "UnexpectedJob"
+	ReasonMissingJob         = "MissingJob"
+)
+
+// Condition reasons of ScheduleValid when it is True.
+const reasonScheduleValid = "Valid"
+
+// syncTimeout bounds one sync, so shutdown waits at most this long for the
+// item a worker holds.
+const syncTimeout = time.Minute
+
+// Controller turns CronJobs into Jobs on schedule.
+type Controller struct {
+	// jobs creates, reads and deletes Jobs on the API server.
+	jobs control.Jobs
+	// cronJobs writes CronJob status.
+	cronJobs control.CronJobs
+
+	// jobLister reads Jobs from the shared informer's cache.
+	jobLister batchlisters.JobLister
+	// jobIndexer finds the Jobs of a CronJob by its UID (jobsByControllerUID).
+	jobIndexer cache.Indexer
+	// cronJobLister reads CronJobs from the shared informer's cache.
+	cronJobLister listers.CronJobLister
+	// cachesSynced report whether both informers have listed once.
+	cachesSynced []cache.InformerSynced
+
+	// queue holds the CronJobs to sync; a CronJob waits in it (AddAfter)
+	// until its next scheduled time, so nothing polls.
+	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// recorder emits Kubernetes Events about CronJobs.
+	recorder record.EventRecorder
+	// broadcaster is the recorder's, when the controller made it itself.
+	broadcaster record.EventBroadcaster
+	// clock is "now" for every scheduling decision.
+	clock clock.WithTicker
+}
+
+// Option changes how NewController builds a Controller.
+type Option func(*Controller)
+
+// WithEventRecorder makes the controller emit Events through r instead of a
+// broadcaster of its own on the kube clientset.
+func WithEventRecorder(r record.EventRecorder) Option {
+	return func(c *Controller) { c.recorder = r }
+}
+
+// NewController wires the event handlers and the Job index into the given
+// informers. Call it before the informer factories start.
+func NewController(
+	ctx context.Context,
+	kubeclientset kubernetes.Interface,
+	cronclientset clientset.Interface,
+	jobInformer batchinformers.JobInformer,
+	cronJobInformer informers.CronJobInformer,
+	clk clock.WithTicker,
+	opts ...Option,
+) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+	utilruntime.Must(cronscheme.AddToScheme(scheme.Scheme))
+
+	c := &Controller{
+		jobs:          control.NewJobs(kubeclientset),
+		cronJobs:      control.NewCronJobs(cronclientset),
+		jobLister:     jobInformer.Lister(),
+		jobIndexer:    jobInformer.Informer().GetIndexer(),
+		cronJobLister: cronJobInformer.Lister(),
+		cachesSynced:  []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
+		clock:         clk,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
+		),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.recorder == nil {
+		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+		c.broadcaster.StartStructuredLogging(0)
+		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
+		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+	}
+
+	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
+		return nil, fmt.Errorf("adding the Job index: %w", err)
+	}
+	if _, err := cronJobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueCronJob,
+		UpdateFunc: c.updateCronJob,
+		DeleteFunc: c.enqueueCronJob,
+	}); err != nil {
+		return nil, fmt.Errorf("adding CronJob handlers: %w", err)
+	}
+	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addJob,
+		UpdateFunc: c.updateJob,
+		DeleteFunc: c.deleteJob,
+	}); err != nil {
+		return nil, fmt.Errorf("adding Job handlers: %w", err)
+	}
+	logger.V(4).Info("Event handlers set up")
+	return c, nil
+}
+
+// indexByControllerUID keys a Job by the UID of its controlling CronJob.
+func indexByControllerUID(obj any) ([]string, error) {
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		return nil, nil
+	}
+	if ref := job.ControllerOf(j); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// Run waits for the caches, runs workers until ctx is cancelled, and returns
+// once every worker has finished the item it held.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	if c.broadcaster != nil {
+		defer c.broadcaster.Shutdown()
+	}
+	logger := klog.FromContext(ctx)
+
+	logger.Info("Starting CronJob controller")
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
+		return errors.New("caches did not sync before shutdown")
+	}
+
+	logger.Info("Starting workers", "count", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { c.runWorker(ctx) })
+	}
+	<-ctx.Done()
+	logger.Info("Shutting down: waiting for workers to finish their items")
+	c.queue.ShutDown()
+	wg.Wait()
+	logger.Info("Workers stopped")
+	return nil
+}
+
+// runWorker processes queue items until the queue shuts down or ctx ends.
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem syncs one CronJob and schedules its next wake-up:
+// at its next run time on success, rate-limited after an error.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	if ctx.Err() != nil {
+		return false
+	}
+
+	// The item in hand is finished even when shutdown begins meanwhile, so a
+	// Job is never created without its status being recorded.
+	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "cronjob", key))
+
+	requeueAfter, err := c.syncHandler(syncCtx, key)
+	switch {
+	case err != nil:
+		utilruntime.HandleErrorWithContext(syncCtx, err, "Sync failed; retrying", "cronjob", key)
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+		if requeueAfter > 0 {
+			c.queue.AddAfter(key, requeueAfter)
+		}
+	}
+	return true
+}
+
+// enqueueCronJob queues a CronJob (or its tombstone) for a sync now.
+func (c *Controller) enqueueCronJob(obj any) {
+	key, err := cache.DeletionHandlingObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// updateCronJob queues a CronJob that really changed; periodic resyncs,
+// which change nothing, are skipped.
+func (c *Controller) updateCronJob(oldObj, newObj any) {
+	oldCJ, newCJ := oldObj.(*cronv1.CronJob), newObj.(*cronv1.CronJob)
+	if oldCJ.ResourceVersion == newCJ.ResourceVersion {
+		return
+	}
+	c.enqueueCronJob(newCJ)
+}
+
+// addJob queues the owner of a new Job. A Job that arrives already being
+// deleted (seen first after a relist) counts as deleted.
+func (c *Controller) addJob(obj any) {
+	j := obj.(*batchv1.Job)
+	if j.DeletionTimestamp != nil {
+		c.deleteJob(j)
+		return
+	}
+	c.enqueueOwner(j)
+}
+
+// updateJob queues the owner of a changed Job, and its former owner when
+// the controller reference changed.
+func (c *Controller) updateJob(oldObj, newObj any) {
+	oldJob, newJob := oldObj.(*batchv1.Job), newObj.(*batchv1.Job)
+	if oldJob.ResourceVersion == newJob.ResourceVersion {
+		return
+	}
+	oldRef, newRef := job.ControllerOf(oldJob), job.ControllerOf(newJob)
+	if oldRef != nil && (newRef == nil || oldRef.UID != newRef.UID) {
+		c.enqueueOwner(oldJob)
+	}
+	c.enqueueOwner(newJob)
+}
+
+// deleteJob queues the owner of a deleted Job, unwrapping tombstones left
+// when the watch missed the delete.
+func (c *Controller) deleteJob(obj any) {
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected object in Job delete handler: %T", obj))
+			return
+		}
+		if j, ok = tombstone.Obj.(*batchv1.Job); !ok {
+			utilruntime.HandleError(fmt.Errorf("tombstone holds %T, not a Job", tombstone.Obj))
+			return
+		}
+	}
+	c.enqueueOwner(j)
+}
+
+// enqueueOwner queues the CronJob controlling j, if that CronJob (same name
+// and UID) is in the cache.
+func (c *Controller) enqueueOwner(j *batchv1.Job) {
+	ref := job.ControllerOf(j)
+	if ref == nil {
+		return
+	}
+	cj, err := c.cronJobLister.CronJobs(j.Namespace).Get(ref.Name)
+	if err != nil || cj.UID != ref.UID {
+		return
+	}
+	c.queue.Add(cache.MetaObjectToName(cj))
+}
+
+// syncHandler brings one CronJob up to date: it reconciles its Jobs, starts
+// the run that is due, and writes the status once if it changed. It returns
+// how long until the CronJob must be looked at again (0: only on a change).
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
+	cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		klog.FromContext(ctx).V(4).Info("CronJob is gone")
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	jobs, err := c.jobsOwnedBy(cached)
+	if err != nil {
+		return 0, err
+	}
+
+	cj := cached.DeepCopy()
+	requeueAfter, syncErr := c.syncCronJob(ctx, cj, jobs, c.clock.Now())
+
+	cj.Status.ActiveCount = int32(len(cj.Status.Active))
+	cj.Status.ObservedGeneration = cj.Generation
+	if equality.Semantic.DeepEqual(cached.Status, cj.Status) {
+		return requeueAfter, syncErr
+	}
+	if _, err := c.cronJobs.UpdateStatus(ctx, cj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, syncErr
+		}
+		return 0, errors.Join(syncErr, fmt.Errorf("updating status of %s: %w", key, err))
+	}
+	return requeueAfter, syncErr
+}
+
+// jobsOwnedBy returns the Jobs controlled by cj, from the UID index.
+func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*batchv1.Job, error) {
+	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
+	if err != nil {
+		return nil, fmt.Errorf("listing Jobs of %s: %w", klog.KObj(cj), err)
+	}
+	jobs := make([]*batchv1.Job, 0, len(objs))
+	for _, o := range objs {
+		if j, ok := o.(*batchv1.Job); ok {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, nil
+}
+
+// syncCronJob does the work of a sync on cj, a private copy whose status it
+// updates in place. jobs are the Jobs cj controls.
+func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job, now time.Time) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	if err := c.reconcileActive(ctx, cj, jobs); err != nil {
+		return 0, err
+	}
+	c.pruneHistory(ctx, cj, jobs)
+
+	if cj.DeletionTimestamp != nil {
+		return 0, nil
+	}
+	sched, err := schedule.Parse(cj.Spec.Schedule, cj.Spec.TimeZone)
+	if err != nil {
+		c.scheduleInvalid(ctx, cj, err, now)
+		return 0, nil
+	}
+	c.setCondition(cj, metav1.ConditionTrue, reasonScheduleValid, "", now)
+
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		logger.V(4).Info("Suspended: no run started")
+		cj.Status.NextScheduleTime = nil
+		return 0, nil
+	}
+
+	due, err := sched.MostRecent(schedule.Earliest(cj), now)
+	if err != nil {
+		c.scheduleInvalid(ctx, cj, &schedule.Error{Reason: schedule.ReasonInvalidSchedule, Message: fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, err)}, now)
+		return 0, nil
+	}
+	cj.Status.NextScheduleTime = timeOrNil(due.Next)
+	requeueAfter := untilNext(due, now)
+	if due.Time.IsZero() {
+		logger.V(4).Info("Nothing due", "next", due.Next)
+		return requeueAfter, nil
+	}
+	if due.TooMany() {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
+			"Missed more than %d start times since %s; starting only the most recent, %s",
+			schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), due.Time.UTC().Format(time.RFC3339))
+	}
+	if schedule.TooLate(cj, due.Time, now) {
+		logger.V(4).Info("Missed the starting deadline", "scheduledTime", due.Time)
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonMissSchedule,
+			"Missed scheduled time to start a job: %s (startingDeadlineSeconds is %d)",
+			due.Time.UTC().Format(time.RFC3339), *cj.Spec.StartingDeadlineSeconds)
+		return requeueAfter, nil
+	}
+	name := job.Name(cj.Name, due.Time)
+	if slices.ContainsFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.Name == name }) {
+		return requeueAfter, nil
+	}
+	if cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
+		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", due.Time)
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive,
+			"Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", due.Time.UTC().Format(time.RFC3339))
+		return requeueAfter, nil
+	}
+	if cj.Spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent {
+		if err := c.deleteActive(ctx, cj); err != nil {
+			return 0, err
+		}
+	}
+	retry, err := c.startJob(ctx, cj, due.Time, sched.Location())
+	if err != nil && retry {
+		return 0, err
+	}
+	return requeueAfter, nil
+}
+
+// reconcileActive makes status.active the set of unfinished Jobs cj
+// controls, and records the newest successful completion.
+func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job) error {
+	logger := klog.FromContext(ctx)
+	seen := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		seen[string(j.UID)] = true
+		i := activeIndex(cj, string(j.UID))
+		finished := job.Finished(j)
+		switch {
+		case finished != "" && i >= 0:
+			cj.Status.Active = slices.Delete(cj.Status.Active, i, i+1)
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.Name, finished)
+		case finished == "" && i < 0 && j.DeletionTimestamp == nil:
+			c.adopt(ctx, cj, j)
+		}
+		if finished == batchv1.JobComplete && j.Status.CompletionTime != nil &&
+			(cj.Status.LastSuccessfulTime == nil || j.Status.CompletionTime.After(cj.Status.LastSuccessfulTime.Time)) {
+			cj.Status.LastSuccessfulTime = j.Status.CompletionTime.DeepCopy()
+		}
+	}
+
+	// A Job in status.active but not in the cache may be newer than the
+	// cache: only the API server can say it is gone.
+	for i := 0; i < len(cj.Status.Active); i++ {
+		ref := cj.Status.Active[i]
+		if seen[string(ref.UID)] {
+			continue
+		}
+		live, err := c.jobs.Get(ctx, ref.Namespace, ref.Name)
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID):
+			logger.V(2).Info("Active Job is gone", "job", klog.KRef(ref.Namespace, ref.Name))
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
+			cj.Status.Active = slices.Delete(cj.Status.Active, i, i+1)
+			i--
+		case err != nil:
+			return fmt.Errorf("checking active Job %s: %w", ref.Name, err)
+		}
+	}
+	return nil
+}
+
+// adopt records in status an unfinished Job that cj controls but that its
+// status does not list, as after a crash between creating a Job and writing
+// the status. A Job the controller did not make is also reported.
+func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *batchv1.Job) {
+	cj.Status.Active = append(cj.Status.Active, job.Ref(j))
+	at, ok := job.ScheduledAt(j)
+	if !ok {
+		klog.FromContext(ctx).Info("Unexpected Job controlled by this CronJob", "job", klog.KObj(j))
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob,
+			"Saw a job that the controller did not create: %s; it is tracked as active", j.Name)
+		return
+	}
+	if cj.Status.LastScheduleTime == nil || at.After(cj.Status.LastScheduleTime.Time) {
+		cj.Status.LastScheduleTime = &metav1.Time{Time: at}
+	}
+}
+
+// pruneHistory deletes the finished Jobs beyond the history limits. It is
+// best effort: a failed delete is reported and tried again next sync.
+func (c *Controller) pruneHistory(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job) {
+	var finished []*batchv1.Job
+	for _, j := range jobs {
+		if j.DeletionTimestamp == nil && job.Finished(j) != "" {
+			finished = append(finished, j)
+		}
+	}
+	for _, j := range job.ToPrune(finished, cj.Spec.SuccessfulJobsHistoryLimit, cj.Spec.FailedJobsHistoryLimit) {
+		c.deleteOwnedJob(ctx, cj, j.Name, string(j.UID))
+	}
+}
+
+// deleteActive deletes every active Job of cj, for concurrencyPolicy Replace.
+func (c *Controller) deleteActive(ctx context.Context, cj *cronv1.CronJob) error {
+	for len(cj.Status.Active) > 0 {
+		ref := cj.Status.Active[0]
+		if err := c.deleteOwnedJob(ctx, cj, ref.Name, string(ref.UID)); err != nil {
+			return fmt.Errorf("replacing active Job %s: %w", ref.Name, err)
+		}
+		cj.Status.Active = cj.Status.Active[1:]
+	}
+	return nil
+}
+
+// deleteOwnedJob deletes one Job of cj (only if it still has this UID) and
+// reports the outcome as an Event. A Job already gone is not an error.
+func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, name, uid string) error {
+	err := c.jobs.Delete(ctx, cj.Namespace, name, types.UID(uid))
+	switch {
+	case err == nil:
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", name)
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		// Gone already, or the name now belongs to another Job.
+		return nil
+	default:
+		klog.FromContext(ctx).Error(err, "Deleting Job failed", "job", klog.KRef(cj.Namespace, name))
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting job %s: %v", name, err)
+		return err
+	}
+}
+
+// startJob creates the Job for the run of cj at scheduled and records it in
+// status. When it fails, retry says whether trying again can help.
+func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled time.Time, loc *time.Location) (retry bool, err error) {
+	logger := klog.FromContext(ctx)
+	want := job.New(cj, scheduled, loc)
+
+	// The name is a lock: a Job already holding it is this run, or a Job that
+	// is not ours and that no retry will move.
+	existing, err := c.jobLister.Jobs(want.Namespace).Get(want.Name)
+	if err == nil {
+		return c.alreadyExists(ctx, cj, existing, scheduled)
+	}
+
+	created, err := c.jobs.Create(ctx, want)
+	switch {
+	case err == nil:
+	case apierrors.IsAlreadyExists(err):
+		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
+		if getErr != nil {
+			return true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
+		}
+		return c.alreadyExists(ctx, cj, live, scheduled)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// The template is at fault; the next scheduled run tries again.
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		return false, err
+	default:
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	}
+
+	logger.V(2).Info("Created Job", "job", klog.KObj(created), "scheduledTime", scheduled)
+	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
+	c.recordStarted(cj, created, scheduled)
+	return false, nil
+}
+
+// alreadyExists handles a Job that holds the name of the run of cj at
+// scheduled: ours means the run started already; anyone else's blocks it.
+func (c *Controller) alreadyExists(ctx context.Context, cj *cronv1.CronJob, existing *batchv1.Job, scheduled time.Time) (bool, error) {
+	if !job.IsControlledBy(existing, string(cj.UID)) {
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate,
+			"Job %s already exists and is not controlled by this CronJob; the run of %s is not started",
+			existing.Name, scheduled.UTC().Format(time.RFC3339))
+		return false, fmt.Errorf("job %s exists and belongs to someone else", existing.Name)
+	}
+	klog.FromContext(ctx).V(2).Info("Job for this run exists already", "job", klog.KObj(existing))
+	c.recordStarted(cj, existing, scheduled)
+	return false, nil
+}
+
+// recordStarted notes in status that j is the run of cj at scheduled.
+func (c *Controller) recordStarted(cj *cronv1.CronJob, j *batchv1.Job, scheduled time.Time) {
+	if activeIndex(cj, string(j.UID)) < 0 && job.Finished(j) == "" {
+		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
+	}
+	if cj.Status.LastScheduleTime == nil || scheduled.After(cj.Status.LastScheduleTime.Time) {
+		cj.Status.LastScheduleTime = &metav1.Time{Time: scheduled}
+	}
+}
+
+// scheduleInvalid reports a schedule or time zone that cannot be used: a
+// False condition, and a Warning when that condition is news.
+func (c *Controller) scheduleInvalid(ctx context.Context, cj *cronv1.CronJob, err error, now time.Time) {
+	se, ok := schedule.AsError(err)
+	if !ok {
+		se = &schedule.Error{Reason: schedule.ReasonInvalidSchedule, Message: err.Error()}
+	}
+	klog.FromContext(ctx).V(2).Info("Schedule cannot be used", "reason", se.Reason, "err", se.Message)
+	cj.Status.NextScheduleTime = nil
+	if c.setCondition(cj, metav1.ConditionFalse, se.Reason, se.Message, now) {
+		c.recorder.Event(cj, corev1.EventTypeWarning, se.Reason, se.Message)
+	}
+}
+
+// setCondition sets the ScheduleValid condition and reports whether it
+// changed.
+func (c *Controller) setCondition(cj *cronv1.CronJob, status metav1.ConditionStatus, reason, message string, now time.Time) bool {
+	return meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{
+		Type:               cronv1.ConditionScheduleValid,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: cj.Generation,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+}
+
+// activeIndex is the position of the Job with this UID in status.active, or -1.
+func activeIndex(cj *cronv1.CronJob, uid string) int {
+	return slices.IndexFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return string(r.UID) == uid })
+}
+
+// untilNext is how long to sleep before the next run, 0 when none comes.
+func untilNext(due schedule.Due, now time.Time) time.Duration {
+	if due.Next.IsZero() {
+		return 0
+	}
+	return due.Next.Sub(now)
+}
+
+func timeOrNil(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}

@@ -1,0 +1,145 @@
+// Package job holds the pure functions about the batch/v1 Jobs a CronJob
+// owns: building one from the template, telling whether it finished, and
+// choosing which finished ones fall outside the history limits.
+package job
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+)
+
+// controllerKind is the owner reference kind and version of a CronJob.
+var controllerKind = cronv1.SchemeGroupVersion.WithKind("CronJob")
+
+// Name is the name of the Job of cronJobName scheduled at t: the scheduled
+// time in Unix seconds makes the name a lock, so one run never yields two
+// Jobs, across restarts and replicas alike.
+func Name(cronJobName string, t time.Time) string {
+	return cronJobName + "-" + strconv.FormatInt(t.Unix(), 10)
+}
+
+// New builds the Job for the run of cj scheduled at t. The scheduled-at
+// annotation is written in loc, the CronJob's time zone.
+func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
+	tmpl := cj.Spec.JobTemplate
+	annotations := make(map[string]string, len(tmpl.Annotations)+1)
+	for k, v := range tmpl.Annotations {
+		annotations[k] = v
+	}
+	annotations[cronv1.ScheduledAtAnnotation] = t.In(loc).Format(time.RFC3339)
+	var labels map[string]string
+	if len(tmpl.Labels) > 0 {
+		labels = make(map[string]string, len(tmpl.Labels))
+		for k, v := range tmpl.Labels {
+			labels[k] = v
+		}
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            Name(cj.Name, t),
+			Namespace:       cj.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, controllerKind)},
+		},
+		Spec: *tmpl.Spec.DeepCopy(),
+	}
+}
+
+// IsControlledBy reports whether the controller of j is a CronJob of this
+// API with the given UID.
+func IsControlledBy(j metav1.Object, uid string) bool {
+	ref := ControllerOf(j)
+	return ref != nil && string(ref.UID) == uid
+}
+
+// ControllerOf returns j's controller reference if it points at a CronJob
+// of this API group, and nil otherwise (a built-in CronJob included).
+func ControllerOf(j metav1.Object) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(j)
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return nil
+	}
+	return ref
+}
+
+// Finished returns the condition type (Complete or Failed) that ended j, or
+// "" while it runs.
+func Finished(j *batchv1.Job) batchv1.JobConditionType {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.Type
+		}
+	}
+	return ""
+}
+
+// ScheduledAt reads the scheduled-at annotation of a Job this controller
+// made. It returns false for a missing or unreadable annotation.
+func ScheduledAt(j metav1.Object) (time.Time, bool) {
+	v, ok := j.GetAnnotations()[cronv1.ScheduledAtAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
+}
+
+// ToPrune returns the finished Jobs beyond the history limits: the oldest by
+// start time, a Job that never started counting as the newest. A nil limit
+// keeps everything.
+func ToPrune(finished []*batchv1.Job, successfulLimit, failedLimit *int32) []*batchv1.Job {
+	var succeeded, failed []*batchv1.Job
+	for _, j := range finished {
+		switch Finished(j) {
+		case batchv1.JobComplete:
+			succeeded = append(succeeded, j)
+		case batchv1.JobFailed:
+			failed = append(failed, j)
+		}
+	}
+	return append(oldestBeyond(succeeded, successfulLimit), oldestBeyond(failed, failedLimit)...)
+}
+
+func oldestBeyond(jobs []*batchv1.Job, limit *int32) []*batchv1.Job {
+	if limit == nil || len(jobs) <= int(*limit) {
+		return nil
+	}
+	sort.SliceStable(jobs, func(a, b int) bool { return startedBefore(jobs[a], jobs[b]) })
+	return jobs[:len(jobs)-int(*limit)]
+}
+
+func startedBefore(a, b *batchv1.Job) bool {
+	as, bs := a.Status.StartTime, b.Status.StartTime
+	switch {
+	case as == nil && bs == nil:
+		return a.Name < b.Name
+	case as == nil:
+		return false
+	case bs == nil:
+		return true
+	case as.Equal(bs):
+		return a.Name < b.Name
+	default:
+		return as.Before(bs)
+	}
+}
+
+// Ref is the reference to j kept in a CronJob's status.active.
+func Ref(j *batchv1.Job) corev1.ObjectReference {
+	return corev1.ObjectReference{
+		APIVersion: batchv1.SchemeGroupVersion.String(),
+		Kind:       "Job",
+		Namespace:  j.Namespace,
+		Name:       j.Name,
+		UID:        j.UID,
+	}
+}
+
