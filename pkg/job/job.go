@@ -142,4 +142,3 @@ func Ref(j *batchv1.Job) corev1.ObjectReference {
 		UID:        j.UID,
 	}
 }
-
