@@ -5,8 +5,9 @@
 set -o errexit -o nounset -o pipefail
 
 SCRIPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-MODULE=$(cd "${SCRIPT_ROOT}" && go list -m)
-CODEGEN_PKG=${CODEGEN_PKG:-$(cd "${SCRIPT_ROOT}" && go list -m -f '{{.Dir}}' k8s.io/code-generator)}
+cd "${SCRIPT_ROOT}"
+MODULE=$(go list -m)
+CODEGEN_PKG=${CODEGEN_PKG:-$(go list -m -f '{{.Dir}}' k8s.io/code-generator)}
 
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"

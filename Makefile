@@ -1,0 +1,58 @@
+# Two commands matter on a fresh machine: `make run` and `make test`.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+OUTPUT_BIN      := $(CURDIR)/_output/bin
+CONTROLLER_GEN_VERSION := v0.23.0
+CONTROLLER_GEN  := $(OUTPUT_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+CRD             := artifacts/examples/crd.yaml
+GO_TEST_FLAGS   ?=
+
+.PHONY: all build test verify run codegen manifests bench clean
+
+all: build
+
+## build: the controller binary, in _output/bin.
+build:
+	go build -o $(OUTPUT_BIN)/cronjob-controller .
+
+## test: every test, with the race detector.
+test:
+	go test -race -count=1 $(GO_TEST_FLAGS) ./...
+
+## run: the controller against $$KUBECONFIG (or KUBECONFIG=... make run).
+run:
+	@if [ -z "$${KUBECONFIG:-}" ]; then \
+	  echo "make run: set KUBECONFIG to a cluster's kubeconfig" >&2; exit 1; \
+	fi
+	go run . -kubeconfig "$${KUBECONFIG}" $(ARGS)
+
+## codegen: regenerate clientset, listers, informers and deepcopy.
+codegen:
+	hack/update-codegen.sh
+
+## manifests: regenerate the CRD from the API types' markers.
+manifests: $(CONTROLLER_GEN)
+	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy > $(CRD)
+
+$(CONTROLLER_GEN):
+	@mkdir -p $(OUTPUT_BIN)
+	GOBIN=$(OUTPUT_BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(OUTPUT_BIN)/controller-gen $@
+
+## verify: formatting, vet, generated code and CRD are current.
+verify: $(CONTROLLER_GEN)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
+	go vet ./...
+	hack/verify-codegen.sh
+	@$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy | diff -u $(CRD) - \
+	  || { echo "$(CRD) is stale: run make manifests" >&2; exit 1; }
+	@echo "CRD is up to date"
+
+## bench: benchmarks of the sync handler and the schedule arithmetic.
+bench:
+	go test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf _output
