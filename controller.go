@@ -227,6 +227,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 	requeueAfter, err := c.syncHandler(syncCtx, key)
 	switch {
+	case apierrors.IsConflict(err):
+		// The cache was behind our own last status write; the retry sees it.
+		klog.FromContext(syncCtx).V(4).Info("Status write conflicted; retrying", "err", err)
+		c.queue.AddRateLimited(key)
 	case err != nil:
 		utilruntime.HandleErrorWithContext(syncCtx, err, "Sync failed; retrying", "cronjob", key)
 		c.queue.AddRateLimited(key)

@@ -86,7 +86,7 @@ type CronJobStatus struct {
 
 	// ActiveCount is len(active), kept so kubectl can print it as a column.
 	// +optional
-	ActiveCount int32 `json:"activeCount,omitempty"`
+	ActiveCount int32 `json:"activeCount"`
 
 	// LastScheduleTime is the scheduled time of the most recent run that was started.
 	// +optional

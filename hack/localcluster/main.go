@@ -1,0 +1,134 @@
+// Command localcluster builds and runs the embedded local control plane
+// (see pkg/localcluster).
+//
+//	localcluster build                 build the control plane's binaries
+//	localcluster up                    run the control plane until Ctrl-C
+//	localcluster run -- CMD [ARGS...]  run it, apply the CRD and the sample
+//	                                   CronJob, and run CMD with KUBECONFIG set
+//
+// Every component dies with this process, however it ends.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if len(os.Args) < 2 {
+		return errors.New("usage: localcluster build | up | run -- CMD [ARGS...]")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	bins, err := localcluster.EnsureBinaries(ctx, root, filepath.Join(root, "_output", "bin"), os.Stderr)
+	if err != nil {
+		return err
+	}
+	if os.Args[1] == "build" {
+		return nil
+	}
+
+	dir := filepath.Join(root, "_output", "local-cluster")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	fmt.Fprintf(os.Stderr, "localcluster: look around with: kubectl --kubeconfig %s get cronjobs.batch.tutorial.kubebuilder.io,jobs,pods\n", cluster.Kubeconfig)
+
+	switch os.Args[1] {
+	case "up":
+		fmt.Fprintln(os.Stderr, "localcluster: running; Ctrl-C stops it")
+		<-ctx.Done()
+		return nil
+	case "run":
+		args := os.Args[2:]
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return errors.New("run needs a command after --")
+		}
+		return runWorkload(ctx, root, cluster.Kubeconfig, args)
+	default:
+		return fmt.Errorf("unknown command %q", os.Args[1])
+	}
+}
+
+// runWorkload applies the CRD and the sample, then runs the command until
+// it exits or a signal arrives, which it passes on.
+func runWorkload(ctx context.Context, root, kubeconfig string, args []string) error {
+	kubectl := func(a ...string) error {
+		cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, a...)...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		return cmd.Run()
+	}
+	examples := filepath.Join(root, "artifacts", "examples")
+	if err := kubectl("apply", "-f", filepath.Join(examples, "crd.yaml")); err != nil {
+		return err
+	}
+	if err := kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/cronjobs.batch.tutorial.kubebuilder.io"); err != nil {
+		return err
+	}
+	if err := kubectl("apply", "-f", filepath.Join(examples, "cronjob.yaml")); err != nil {
+		return err
+	}
+
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = os.Stdout, os.Stderr, os.Stdin
+	// Its own process group: Ctrl-C reaches it once, from us, after which
+	// it stops the way it would in production.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-ctx.Done():
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		return <-exited
+	}
+}
+
+// repoRoot is the directory of the main module's go.mod.
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the repository root: %w", err)
+	}
+	gomod := string(out)
+	if len(gomod) > 0 && gomod[len(gomod)-1] == '\n' {
+		gomod = gomod[:len(gomod)-1]
+	}
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("run from inside the repository")
+	}
+	return filepath.Dir(gomod), nil
+}
