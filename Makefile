@@ -8,7 +8,7 @@ CONTROLLER_GEN  := $(OUTPUT_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 CRD             := artifacts/examples/crd.yaml
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build test verify run codegen manifests bench clean
+.PHONY: all build test cluster-binaries verify run codegen manifests bench clean
 
 all: build
 
@@ -16,16 +16,22 @@ all: build
 build:
 	go build -o $(OUTPUT_BIN)/cronjob-controller .
 
-## test: every test, with the race detector.
-test:
-	go test -race -count=1 $(GO_TEST_FLAGS) ./...
+## test: every test, unit and end-to-end, with the race detector.
+test: cluster-binaries
+	go test -race -count=1 -timeout 60m $(GO_TEST_FLAGS) ./...
 
-## run: the controller against $$KUBECONFIG (or KUBECONFIG=... make run).
-run:
-	@if [ -z "$${KUBECONFIG:-}" ]; then \
-	  echo "make run: set KUBECONFIG to a cluster's kubeconfig" >&2; exit 1; \
+## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
+cluster-binaries:
+	go run ./hack/localcluster build
+
+## run: the controller against $$KUBECONFIG, or on the embedded control plane.
+run: build
+	@if [ -n "$${KUBECONFIG:-}" ]; then \
+	  exec $(OUTPUT_BIN)/cronjob-controller -kubeconfig "$${KUBECONFIG}" $(ARGS); \
+	else \
+	  go build -o $(OUTPUT_BIN)/localcluster ./hack/localcluster && \
+	  exec $(OUTPUT_BIN)/localcluster run -- $(OUTPUT_BIN)/cronjob-controller $(ARGS); \
 	fi
-	go run . -kubeconfig "$${KUBECONFIG}" $(ARGS)
 
 ## codegen: regenerate clientset, listers, informers and deepcopy.
 codegen:

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
@@ -90,7 +91,16 @@ func runWorkload(ctx context.Context, root, kubeconfig string, args []string) er
 	if err := kubectl("apply", "-f", filepath.Join(examples, "crd.yaml")); err != nil {
 		return err
 	}
-	if err := kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/cronjobs.batch.tutorial.kubebuilder.io"); err != nil {
+	// kubectl wait fails while the new CRD has no conditions yet; give the
+	// API server a moment to set them.
+	var err error
+	for range 20 {
+		if err = kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/cronjobs.batch.tutorial.kubebuilder.io"); err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err != nil {
 		return err
 	}
 	if err := kubectl("apply", "-f", filepath.Join(examples, "cronjob.yaml")); err != nil {

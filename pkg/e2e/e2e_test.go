@@ -1,0 +1,412 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+)
+
+// 1. The artifacts apply as a user applies them, and kubectl shows them.
+func TestArtifactsApplyAndPrint(t *testing.T) {
+	ns := newNamespace(t)
+	crd := filepath.Join(env.root, "artifacts", "examples", "crd.yaml")
+	if out, err := kubectl("apply", "-f", crd); err != nil || !strings.Contains(out, "unchanged") && !strings.Contains(out, "configured") {
+		t.Fatalf("re-applying the CRD client-side: %v\n%s", err, out)
+	}
+	sample := filepath.Join(env.root, "artifacts", "examples", "cronjob.yaml")
+	if out, err := kubectl("apply", "-n", ns, "-f", sample); err != nil {
+		t.Fatalf("applying the sample: %v\n%s", err, out)
+	}
+	cj := getCronJob(t, ns, "cronjob-sample")
+	if cj.Spec.ConcurrencyPolicy != cronv1.AllowConcurrent || ptr.Deref(cj.Spec.SuccessfulJobsHistoryLimit, -1) != 3 ||
+		ptr.Deref(cj.Spec.FailedJobsHistoryLimit, -1) != 1 || ptr.Deref(cj.Spec.Suspend, true) {
+		t.Errorf("defaults not applied by the CRD: %+v", cj.Spec)
+	}
+
+	out, err := kubectl("get", "cronjobs.batch.tutorial.kubebuilder.io", "-n", ns)
+	if err != nil {
+		t.Fatalf("kubectl get: %v\n%s", err, out)
+	}
+	header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
+	want := []string{"NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"}
+	if !slices.Equal(header, want) {
+		t.Errorf("kubectl get columns %q, want %q\n%s", header, want, out)
+	}
+	if !strings.Contains(out, "*/1 * * * *") {
+		t.Errorf("kubectl get does not show the schedule:\n%s", out)
+	}
+
+	out, err = kubectl("explain", "--api-version=batch.tutorial.kubebuilder.io/v1", "cronjobs.spec.jobTemplate.spec")
+	if err != nil {
+		t.Fatalf("kubectl explain: %v\n%s", err, out)
+	}
+	for _, field := range []string{"template", "backoffLimit", "parallelism"} {
+		if !strings.Contains(out, field) {
+			t.Errorf("kubectl explain of the job template lacks %q:\n%s", field, out)
+		}
+	}
+	out, err = kubectl("explain", "--api-version=batch.tutorial.kubebuilder.io/v1", "cronjobs.spec.startingDeadlineSeconds")
+	if err != nil || !strings.Contains(out, "how late") {
+		t.Errorf("kubectl explain does not describe our own field: %v\n%s", err, out)
+	}
+}
+
+// 2. Jobs are created on schedule, complete, and are pruned to the limits.
+func TestJobsRunCompleteAndArePruned(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	cj := createCronJob(t, cronJob(ns, "every3s", "@every 3s", func(cj *cronv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](2)
+	}))
+
+	seen := map[string]bool{}
+	eventually(t, 90*time.Second, "five Jobs created, two completed kept, lastSuccessfulTime set", func() (bool, string) {
+		jobs := listJobs(t, ns)
+		complete := 0
+		for _, j := range jobs {
+			seen[j.Name] = true
+			if job.Finished(&j) == batchv1.JobComplete {
+				complete++
+			}
+		}
+		cur := getCronJob(t, ns, cj.Name)
+		return len(seen) >= 5 && complete == 2 && cur.Status.LastSuccessfulTime != nil,
+			fmt.Sprintf("%d created, %d complete now, lastSuccessfulTime %v", len(seen), complete, cur.Status.LastSuccessfulTime)
+	})
+
+	for _, j := range listJobs(t, ns) {
+		unix, err := strconv.ParseInt(strings.TrimPrefix(j.Name, cj.Name+"-"), 10, 64)
+		if err != nil {
+			t.Errorf("Job name %q is not <cronjob>-<unix seconds>", j.Name)
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, j.Annotations[cronv1.ScheduledAtAnnotation])
+		if err != nil || at.Unix() != unix {
+			t.Errorf("Job %s: scheduled-at annotation %q does not match its name", j.Name, j.Annotations[cronv1.ScheduledAtAnnotation])
+		}
+		if (unix-cj.CreationTimestamp.Unix())%3 != 0 {
+			t.Errorf("Job %s is off the @every 3s grid that starts at %v", j.Name, cj.CreationTimestamp)
+		}
+		ref := metav1.GetControllerOf(&j)
+		if ref == nil || ref.UID != cj.UID || ref.Kind != "CronJob" {
+			t.Errorf("Job %s: controller reference %+v", j.Name, ref)
+		}
+	}
+	cur := getCronJob(t, ns, cj.Name)
+	if cur.Status.LastScheduleTime == nil || cur.Status.NextScheduleTime == nil ||
+		cur.Status.NextScheduleTime.Sub(cur.Status.LastScheduleTime.Time) != 3*time.Second {
+		t.Errorf("status times: last %v, next %v", cur.Status.LastScheduleTime, cur.Status.NextScheduleTime)
+	}
+	if ok, seenEvents := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulCreate"); !ok {
+		t.Errorf("no SuccessfulCreate event: %s", seenEvents)
+	}
+}
+
+// 3a. Forbid never runs two Jobs at once.
+func TestForbidSkipsWhileActive(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	cj := createCronJob(t, cronJob(ns, "forbid", "@every 2s", stuck, func(cj *cronv1.CronJob) {
+		cj.Spec.ConcurrencyPolicy = cronv1.ForbidConcurrent
+	}))
+	eventually(t, 30*time.Second, "a run refused for Forbid", func() (bool, string) {
+		return hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "JobAlreadyActive")
+	})
+	if jobs := listJobs(t, ns); len(jobs) != 1 {
+		t.Errorf("%d Jobs under Forbid with the first still active, want 1", len(jobs))
+	}
+	if cur := getCronJob(t, ns, cj.Name); len(cur.Status.Active) != 1 || cur.Status.ActiveCount != 1 {
+		t.Errorf("status.active = %v (count %d), want the one Job", cur.Status.Active, cur.Status.ActiveCount)
+	}
+}
+
+// 3b. Replace deletes the active Job and starts the new run.
+func TestReplaceReplacesActive(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	cj := createCronJob(t, cronJob(ns, "replace", "@every 2s", stuck, func(cj *cronv1.CronJob) {
+		cj.Spec.ConcurrencyPolicy = cronv1.ReplaceConcurrent
+	}))
+	var first string
+	eventually(t, 30*time.Second, "the first Job", func() (bool, string) {
+		cur := getCronJob(t, ns, cj.Name)
+		if len(cur.Status.Active) == 1 {
+			first = cur.Status.Active[0].Name
+		}
+		return first != "", fmt.Sprint(cur.Status.Active)
+	})
+	eventually(t, 30*time.Second, "the first Job replaced by a newer one", func() (bool, string) {
+		cur := getCronJob(t, ns, cj.Name)
+		_, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), first, metav1.GetOptions{})
+		gone := err != nil
+		return gone && len(cur.Status.Active) == 1 && cur.Status.Active[0].Name != first,
+			fmt.Sprintf("first gone: %v, active %v", gone, cur.Status.Active)
+	})
+	if ok, seenEvents := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulDelete"); !ok {
+		t.Errorf("no SuccessfulDelete event: %s", seenEvents)
+	}
+}
+
+// 4a. A suspended CronJob starts nothing; resumed, it starts its missed run.
+func TestSuspendAndResume(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	suspended := createCronJob(t, cronJob(ns, "suspended", "@every 2s", func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(true) }))
+	// A witness with the same schedule shows that runs came due meanwhile.
+	witness := createCronJob(t, cronJob(ns, "witness", "@every 2s"))
+	eventually(t, 30*time.Second, "two runs of the witness", func() (bool, string) {
+		n := len(jobsOf(t, ns, witness))
+		return n >= 2, fmt.Sprintf("%d witness Jobs", n)
+	})
+	if n := len(jobsOf(t, ns, suspended)); n != 0 {
+		t.Fatalf("%d Jobs of a suspended CronJob", n)
+	}
+	if cur := getCronJob(t, ns, suspended.Name); cur.Status.NextScheduleTime != nil {
+		t.Errorf("a suspended CronJob shows a next schedule time %v", cur.Status.NextScheduleTime)
+	}
+
+	updateSpec(t, ns, suspended.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	eventually(t, 10*time.Second, "a Job after resuming", func() (bool, string) {
+		n := len(jobsOf(t, ns, suspended))
+		return n >= 1, fmt.Sprintf("%d Jobs", n)
+	})
+}
+
+// 4b. A run later than startingDeadlineSeconds is skipped with an Event;
+// without a deadline the same late run starts.
+func TestStartingDeadlineSkipsLateRun(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	yearly := func(cj *cronv1.CronJob) {
+		cj.Spec.TimeZone = ptr.To("UTC")
+		cj.Spec.Suspend = ptr.To(true)
+	}
+	strict := createCronJob(t, cronJob(ns, "strict", "0 0 1 1 *", yearly, func(cj *cronv1.CronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](10) }))
+	lenient := createCronJob(t, cronJob(ns, "lenient", "0 0 1 1 *", yearly))
+	longAgo := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, cj := range []*cronv1.CronJob{strict, lenient} {
+		setLastScheduleTime(t, ns, cj.Name, longAgo)
+		updateSpec(t, ns, cj.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	}
+	newYear := time.Date(time.Now().UTC().Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+
+	eventually(t, 20*time.Second, "the lenient CronJob to start this year's run", func() (bool, string) {
+		jobs := jobsOf(t, ns, lenient)
+		return len(jobs) == 1 && jobs[0].Name == fmt.Sprintf("lenient-%d", newYear.Unix()), fmt.Sprintf("%d Jobs", len(jobs))
+	})
+	eventually(t, 20*time.Second, "a MissSchedule warning", func() (bool, string) {
+		return hasEvent(t, ns, strict.Name, corev1.EventTypeWarning, "MissSchedule")
+	})
+	if n := len(jobsOf(t, ns, strict)); n != 0 {
+		t.Errorf("%d Jobs for a run past its deadline", n)
+	}
+}
+
+// 5. Killed mid-run and restarted: no duplicate, no lost run, and the run
+// missed while it was down starts on its return.
+func TestControllerRestart(t *testing.T) {
+	ns := newNamespace(t)
+	first := startController(t)
+	cj := createCronJob(t, cronJob(ns, "restart", "@every 2s", func(cj *cronv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](100)
+	}))
+	eventually(t, 30*time.Second, "three runs", func() (bool, string) {
+		n := len(jobsOf(t, ns, cj))
+		return n >= 3, fmt.Sprintf("%d Jobs", n)
+	})
+	first.kill()
+	killedAt := time.Now()
+	// The outage itself: long enough for two runs to come due while down.
+	time.Sleep(5 * time.Second)
+	startController(t)
+	restartedAt := time.Now()
+
+	eventually(t, 15*time.Second, "the run missed during the outage", func() (bool, string) {
+		for _, at := range scheduledTimes(t, jobsOf(t, ns, cj)) {
+			if at.After(restartedAt.Add(-2*time.Second)) && at.Before(restartedAt.Add(time.Second)) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(scheduledTimes(t, jobsOf(t, ns, cj)))
+	})
+	eventually(t, 15*time.Second, "a run after the restart", func() (bool, string) {
+		times := scheduledTimes(t, jobsOf(t, ns, cj))
+		return times[len(times)-1].After(restartedAt.Add(time.Second)), fmt.Sprint(times)
+	})
+
+	times := scheduledTimes(t, jobsOf(t, ns, cj))
+	created := cj.CreationTimestamp.Time
+	for i, at := range times {
+		if i > 0 && at.Equal(times[i-1]) {
+			t.Errorf("two Jobs for the run of %v", at)
+		}
+		if int64(at.Sub(created)/time.Second)%2 != 0 {
+			t.Errorf("run %v is off the @every 2s grid from %v", at, created)
+		}
+	}
+	// While the controller was up, every run of the grid has its Job.
+	for at := times[0]; !at.After(killedAt.Add(-time.Second)); at = at.Add(2 * time.Second) {
+		if !slices.ContainsFunc(times, at.Equal) {
+			t.Errorf("run of %v was lost (runs: %v)", at, times)
+		}
+	}
+}
+
+// 6. Deleting a CronJob garbage-collects its Jobs.
+func TestDeleteCronJobCollectsJobs(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	cj := createCronJob(t, cronJob(ns, "doomed", "@every 2s", stuck))
+	eventually(t, 30*time.Second, "a Job", func() (bool, string) {
+		n := len(jobsOf(t, ns, cj))
+		return n >= 1, fmt.Sprintf("%d Jobs", n)
+	})
+	if out, err := kubectl("delete", "-n", ns, "cronjobs.batch.tutorial.kubebuilder.io", cj.Name); err != nil {
+		t.Fatalf("kubectl delete: %v\n%s", err, out)
+	}
+	eventually(t, 60*time.Second, "the garbage collector to delete the Jobs", func() (bool, string) {
+		n := len(listJobs(t, ns))
+		return n == 0, fmt.Sprintf("%d Jobs left", n)
+	})
+}
+
+// 7. Bad input: the CRD refuses what it can judge at apply; what only the
+// controller can judge gets an Event and a False condition, and the
+// controller keeps serving the others.
+func TestBadInput(t *testing.T) {
+	ns := newNamespace(t)
+	manifest := func(name, specExtra string) string {
+		return fmt.Sprintf(`apiVersion: batch.tutorial.kubebuilder.io/v1
+kind: CronJob
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  schedule: "*/5 * * * *"
+%s  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: c
+            image: busybox
+`, name, ns, specExtra)
+	}
+	rejected := []struct{ name, manifest, says string }{
+		{"name longer than 52", manifest(strings.Repeat("a", 53), ""), "52 characters"},
+		{"unknown concurrencyPolicy", manifest("policy", "  concurrencyPolicy: Sometimes\n"), "Unsupported value"},
+		{"negative history limit", manifest("limit", "  successfulJobsHistoryLimit: -1\n"), "greater than or equal to 0"},
+		{"negative deadline", manifest("deadline", "  startingDeadlineSeconds: -5\n"), "greater than or equal to 0"},
+		{"template of the wrong shape", strings.Replace(manifest("shape", ""), "restartPolicy: Never", "restartPolicy: [Never]", 1), "restartPolicy"},
+	}
+	for _, r := range rejected {
+		out, err := kubectlApply(r.manifest)
+		if err == nil {
+			t.Errorf("%s: kubectl apply succeeded:\n%s", r.name, out)
+		} else if !strings.Contains(out, r.says) {
+			t.Errorf("%s: the error does not say %q:\n%s", r.name, r.says, out)
+		}
+	}
+
+	startController(t)
+	badCron := createCronJob(t, cronJob(ns, "bad-cron", "every tuesday"))
+	badZone := createCronJob(t, cronJob(ns, "bad-zone", "@hourly", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Mars/Olympus_Mons") }))
+	good := createCronJob(t, cronJob(ns, "good", "@every 2s"))
+	for _, c := range []struct {
+		cj     *cronv1.CronJob
+		reason string
+	}{{badCron, "InvalidSchedule"}, {badZone, "UnknownTimeZone"}} {
+		eventually(t, 20*time.Second, c.reason+" condition", func() (bool, string) {
+			cur := getCronJob(t, ns, c.cj.Name)
+			cond := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionScheduleValid)
+			return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == c.reason && cond.Message != "", fmt.Sprintf("%+v", cond)
+		})
+		if ok, seenEvents := hasEvent(t, ns, c.cj.Name, corev1.EventTypeWarning, c.reason); !ok {
+			t.Errorf("no %s warning: %s", c.reason, seenEvents)
+		}
+	}
+	eventually(t, 20*time.Second, "the good CronJob to keep running", func() (bool, string) {
+		n := len(jobsOf(t, ns, good))
+		return n >= 2, fmt.Sprintf("%d Jobs", n)
+	})
+	if n := len(listJobs(t, ns)) - len(jobsOf(t, ns, good)); n != 0 {
+		t.Errorf("%d Jobs from CronJobs with unusable schedules", n)
+	}
+}
+
+// jobsOf lists the Jobs controlled by cj.
+func jobsOf(t *testing.T, ns string, cj *cronv1.CronJob) []batchv1.Job {
+	t.Helper()
+	var out []batchv1.Job
+	for _, j := range listJobs(t, ns) {
+		if ref := metav1.GetControllerOf(&j); ref != nil && ref.UID == cj.UID {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// scheduledTimes are the Jobs' scheduled-at annotations, sorted.
+func scheduledTimes(t *testing.T, jobs []batchv1.Job) []time.Time {
+	t.Helper()
+	var out []time.Time
+	for _, j := range jobs {
+		at, err := time.Parse(time.RFC3339, j.Annotations[cronv1.ScheduledAtAnnotation])
+		if err != nil {
+			t.Fatalf("Job %s: %v", j.Name, err)
+		}
+		out = append(out, at)
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+func updateSpec(t *testing.T, ns, name string, mutate func(*cronv1.CronJob)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cj, err := env.cron.BatchV1().CronJobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(cj)
+		_, err = env.cron.BatchV1().CronJobs(ns).Update(context.Background(), cj, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setLastScheduleTime writes status.lastScheduleTime through the status
+// subresource, as if the CronJob last ran then.
+func setLastScheduleTime(t *testing.T, ns, name string, at metav1.Time) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cj, err := env.cron.BatchV1().CronJobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cj.Status.LastScheduleTime = &at
+		_, err = env.cron.BatchV1().CronJobs(ns).UpdateStatus(context.Background(), cj, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
