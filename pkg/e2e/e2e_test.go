@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -408,5 +412,44 @@ func setLastScheduleTime(t *testing.T, ns, name string, at metav1.Time) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A user with no cluster or a broken kubeconfig gets one line and exit 1.
+func TestClearErrorWithoutCluster(t *testing.T) {
+	dir := t.TempDir()
+	unreachable := filepath.Join(dir, "unreachable")
+	if err := os.WriteFile(unreachable, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte("this: [is not"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"unreachable API server": {"-kubeconfig", unreachable},
+		"kubeconfig missing":     {"-kubeconfig", filepath.Join(dir, "missing")},
+		"kubeconfig garbage":     {"-kubeconfig", garbage},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(env.controller, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("exit: %v, want status 1; stderr:\n%s", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "cronjob-controller: ") || strings.Contains(stderr.String(), "goroutine") {
+				t.Errorf("want one error line, got:\n%s", stderr.String())
+			}
+		})
 	}
 }
