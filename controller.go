@@ -34,6 +34,7 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
 
@@ -92,6 +93,19 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	// clock is "now" for every scheduling decision.
 	clock clock.WithTicker
+
+	// missedMu guards missed.
+	missedMu sync.Mutex
+	// missed is the last scheduled time reported as not started, per
+	// CronJob, so each missed run is counted and announced once, however
+	// often the CronJob is synced before its next run.
+	missed map[missedKey]time.Time
+}
+
+// missedKey names one CronJob's misses of one kind.
+type missedKey struct {
+	cronJob cache.ObjectName
+	reason  string
 }
 
 // Option changes how NewController builds a Controller.
@@ -125,6 +139,7 @@ func NewController(
 		cronJobLister: cronJobInformer.Lister(),
 		cachesSynced:  []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
 		clock:         clk,
+		missed:        map[missedKey]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
@@ -171,6 +186,17 @@ func indexByControllerUID(obj any) ([]string, error) {
 		return []string{string(ref.UID)}, nil
 	}
 	return nil, nil
+}
+
+// HasSynced reports whether the informer caches have listed once, which
+// makes the controller ready (also as a standby without the lease).
+func (c *Controller) HasSynced() bool {
+	for _, synced := range c.cachesSynced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
 }
 
 // Run waits for the caches, runs workers until ctx is cancelled, and returns
@@ -225,7 +251,12 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer cancel()
 	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "cronjob", key))
 
+	start := time.Now()
 	requeueAfter, err := c.syncHandler(syncCtx, key)
+	metrics.SyncDuration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		metrics.SyncErrors.Inc()
+	}
 	switch {
 	case apierrors.IsConflict(err):
 		// The cache was behind our own last status write; the retry sees it.
@@ -327,6 +358,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
+		c.forgetMissed(key)
 		return 0, nil
 	}
 	if err != nil {
@@ -405,16 +437,19 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		logger.V(4).Info("Nothing due", "next", due.Next)
 		return requeueAfter, nil
 	}
-	if due.TooMany() {
+	key := cache.MetaObjectToName(cj)
+	if due.TooMany() && c.noteMissed(key, due.Time, metrics.MissedTooMany) {
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
 			"Missed more than %d start times since %s; starting only the most recent, %s",
 			schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), due.Time.UTC().Format(time.RFC3339))
 	}
 	if schedule.TooLate(cj, due.Time, now) {
 		logger.V(4).Info("Missed the starting deadline", "scheduledTime", due.Time)
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonMissSchedule,
-			"Missed scheduled time to start a job: %s (startingDeadlineSeconds is %d)",
-			due.Time.UTC().Format(time.RFC3339), *cj.Spec.StartingDeadlineSeconds)
+		if c.noteMissed(key, due.Time, metrics.MissedDeadline) {
+			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonMissSchedule,
+				"Missed scheduled time to start a job: %s (startingDeadlineSeconds is %d)",
+				due.Time.UTC().Format(time.RFC3339), *cj.Spec.StartingDeadlineSeconds)
+		}
 		return requeueAfter, nil
 	}
 	name := job.Name(cj.Name, due.Time)
@@ -423,8 +458,10 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 	}
 	if cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
 		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", due.Time)
-		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive,
-			"Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", due.Time.UTC().Format(time.RFC3339))
+		if c.noteMissed(key, due.Time, metrics.MissedForbid) {
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive,
+				"Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", due.Time.UTC().Format(time.RFC3339))
+		}
 		return requeueAfter, nil
 	}
 	if cj.Spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent {
@@ -509,7 +546,7 @@ func (c *Controller) pruneHistory(ctx context.Context, cj *cronv1.CronJob, jobs 
 		}
 	}
 	for _, j := range job.ToPrune(finished, cj.Spec.SuccessfulJobsHistoryLimit, cj.Spec.FailedJobsHistoryLimit) {
-		c.deleteOwnedJob(ctx, cj, j.Name, string(j.UID))
+		_ = c.deleteOwnedJob(ctx, cj, j.Name, string(j.UID), "history")
 	}
 }
 
@@ -517,7 +554,7 @@ func (c *Controller) pruneHistory(ctx context.Context, cj *cronv1.CronJob, jobs 
 func (c *Controller) deleteActive(ctx context.Context, cj *cronv1.CronJob) error {
 	for len(cj.Status.Active) > 0 {
 		ref := cj.Status.Active[0]
-		if err := c.deleteOwnedJob(ctx, cj, ref.Name, string(ref.UID)); err != nil {
+		if err := c.deleteOwnedJob(ctx, cj, ref.Name, string(ref.UID), "replace"); err != nil {
 			return fmt.Errorf("replacing active Job %s: %w", ref.Name, err)
 		}
 		cj.Status.Active = cj.Status.Active[1:]
@@ -525,12 +562,14 @@ func (c *Controller) deleteActive(ctx context.Context, cj *cronv1.CronJob) error
 	return nil
 }
 
-// deleteOwnedJob deletes one Job of cj (only if it still has this UID) and
-// reports the outcome as an Event. A Job already gone is not an error.
-func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, name, uid string) error {
+// deleteOwnedJob deletes one Job of cj (only if it still has this UID) for
+// reason (history or replace) and reports the outcome as an Event. A Job
+// already gone is not an error.
+func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, name, uid, reason string) error {
 	err := c.jobs.Delete(ctx, cj.Namespace, name, types.UID(uid))
 	switch {
 	case err == nil:
+		metrics.JobsDeleted.WithLabelValues(reason).Inc()
 		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", name)
 		return nil
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
@@ -576,6 +615,10 @@ func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled
 		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
 	}
 
+	// The API server's creationTimestamp has whole seconds; the clock at the
+	// create's return resolves the sub-second skew users care about.
+	metrics.JobCreationSkew.Observe(c.clock.Since(scheduled).Seconds())
+	metrics.JobsCreated.Inc()
 	logger.V(2).Info("Created Job", "job", klog.KObj(created), "scheduledTime", scheduled)
 	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
 	c.recordStarted(cj, created, scheduled)
@@ -631,6 +674,28 @@ func (c *Controller) setCondition(cj *cronv1.CronJob, status metav1.ConditionSta
 		ObservedGeneration: cj.Generation,
 		LastTransitionTime: metav1.NewTime(now),
 	})
+}
+
+// noteMissed records that the run of key at t did not start for reason. It
+// reports whether that is news, so each miss is counted and announced once.
+func (c *Controller) noteMissed(key cache.ObjectName, t time.Time, reason string) bool {
+	c.missedMu.Lock()
+	defer c.missedMu.Unlock()
+	k := missedKey{key, reason}
+	if last, ok := c.missed[k]; ok && last.Equal(t) {
+		return false
+	}
+	c.missed[k] = t
+	metrics.MissedSchedules.WithLabelValues(reason).Inc()
+	return true
+}
+
+func (c *Controller) forgetMissed(key cache.ObjectName) {
+	c.missedMu.Lock()
+	defer c.missedMu.Unlock()
+	for _, reason := range []string{metrics.MissedDeadline, metrics.MissedForbid, metrics.MissedTooMany} {
+		delete(c.missed, missedKey{key, reason})
+	}
 }
 
 // activeIndex is the position of the Job with this UID in status.active, or -1.

@@ -323,6 +323,12 @@ func TestSyncCronJob(t *testing.T) {
 			wantRequeue: time.Hour - 30*time.Second,
 		},
 		{
+			name: "a week overdue, past a short deadline", cronJob: newCronJob(createdAt(at(-7*24*time.Hour)), deadline(10)), now: at(30 * time.Second),
+			wantActions: []string{"update cronjobs/status default/cj"},
+			wantEvents:  []string{"Warning TooManyMissedTimes", "Warning MissSchedule"},
+			wantRequeue: time.Hour - 30*time.Second,
+		},
+		{
 			name: "three hours overdue, within a two-hour deadline", cronJob: newCronJob(createdAt(at(-3*time.Hour-30*time.Minute)), deadline(7200)), now: at(30 * time.Minute),
 			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
@@ -647,6 +653,34 @@ func TestSyncIsIdempotent(t *testing.T) {
 				t.Errorf("second sync wrote %q", writes)
 			}
 		})
+	}
+}
+
+// A run refused or missed is announced once, however often the CronJob is
+// synced before its next run; the next run's miss is announced again.
+func TestMissedRunAnnouncedOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	prev := at(-time.Hour)
+	running9 := newJob(prev, running)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent))
+	f.jobs = []*batchv1.Job{running9}
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	for range 3 {
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if events := f.events(); !slices.Equal(events, []string{"Normal JobAlreadyActive"}) {
+		t.Errorf("three syncs before the next run: events %q, want one JobAlreadyActive", events)
+	}
+	f.clock.SetTime(at(time.Hour + time.Second))
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if events := f.events(); !slices.Equal(events, []string{"Normal JobAlreadyActive"}) {
+		t.Errorf("the next run: events %q, want JobAlreadyActive again", events)
 	}
 }
 

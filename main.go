@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 	_ "time/tzdata" // spec.timeZone must resolve even where the image has no zone database
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -23,12 +25,18 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/httpserver"
+	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 )
 
 // options are the command-line flags.
@@ -38,6 +46,16 @@ type options struct {
 	workers      int
 	kubeAPIQPS   float64
 	kubeAPIBurst int
+
+	metricsAddr string
+	healthAddr  string
+
+	leaderElect          bool
+	leaseDuration        time.Duration
+	renewDeadline        time.Duration
+	retryPeriod          time.Duration
+	leaderElectNamespace string
+	leaderElectID        string
 }
 
 func main() {
@@ -48,6 +66,14 @@ func main() {
 	flag.IntVar(&o.workers, "workers", 20, "How many CronJobs are synced concurrently.")
 	flag.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 500, "Requests per second to the API server, sustained.")
 	flag.IntVar(&o.kubeAPIBurst, "kube-api-burst", 2000, "Requests to the API server allowed in a burst above -kube-api-qps.")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of /metrics; 0 disables it.")
+	flag.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Run as one of several replicas: only the holder of a Lease works.")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking over.")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leading.")
+	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often to try to acquire or renew the Lease.")
+	flag.StringVar(&o.leaderElectNamespace, "leader-elect-namespace", "", "Namespace of the Lease; defaults to the pod's namespace in a cluster, else default.")
+	flag.StringVar(&o.leaderElectID, "leader-elect-id", "cronjob-controller", "Name of the Lease.")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -68,6 +94,9 @@ func run(ctx context.Context, o options) error {
 	if o.workers < 1 {
 		return fmt.Errorf("-workers must be at least 1, not %d", o.workers)
 	}
+	// Before any client or queue exists: client-go binds its metrics then.
+	registry := prometheus.NewRegistry()
+	metrics.Register(registry)
 	cfg, err := restConfig(o)
 	if err != nil {
 		return err
@@ -109,12 +138,104 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	if err := httpserver.Start(ctx, httpserver.Config{
+		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
+		Gatherer: registry, Ready: controller.HasSynced,
+	}); err != nil {
+		return err
+	}
+	// Informers warm up at once, also on a standby, so a takeover starts
+	// from full caches.
 	kubeInformerFactory.Start(ctx.Done())
 	cronInformerFactory.Start(ctx.Done())
 	defer kubeInformerFactory.Shutdown()
 	defer cronInformerFactory.Shutdown()
 
-	return controller.Run(ctx, o.workers)
+	if !o.leaderElect {
+		return controller.Run(ctx, o.workers)
+	}
+	return runAsLeader(ctx, o, kubeClient, func(ctx context.Context) error { return controller.Run(ctx, o.workers) })
+}
+
+// runAsLeader runs work only while this replica holds the Lease. On
+// shutdown the work stops first and the Lease is released after, so a
+// standby takes over at once and never overlaps with our last writes.
+// Losing the Lease stops the work and is an error: the process exits and is
+// restarted to campaign again.
+func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, work func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	namespace := o.leaderElectNamespace
+	if namespace == "" {
+		namespace = podNamespace()
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	identity := host + "_" + string(uuid.NewUUID())
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: o.leaderElectID},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}
+
+	// electionCtx outlives ctx until the work has stopped.
+	electionCtx, endElection := context.WithCancel(context.WithoutCancel(ctx))
+	defer endElection()
+	var (
+		led     atomic.Bool
+		workErr error
+		done    = make(chan struct{})
+	)
+	stopWaiting := context.AfterFunc(ctx, func() {
+		if !led.Load() {
+			endElection()
+		}
+	})
+	defer stopWaiting()
+
+	logger.Info("Waiting to acquire the Lease", "lease", klog.KRef(namespace, o.leaderElectID), "identity", identity)
+	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            o.leaderElectID,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
+		RetryPeriod:     o.retryPeriod,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leading context.Context) {
+				led.Store(true)
+				defer close(done)
+				defer endElection()
+				workCtx, cancel := context.WithCancel(leading)
+				defer cancel()
+				defer context.AfterFunc(ctx, cancel)()
+				logger.Info("Acquired the Lease; starting work")
+				workErr = work(workCtx)
+			},
+			OnStoppedLeading: func() { logger.Info("No longer leading") },
+		},
+	})
+	if !led.Load() {
+		return nil
+	}
+	<-done
+	if workErr != nil {
+		return workErr
+	}
+	if ctx.Err() == nil {
+		return errors.New("lost the leader-election Lease; exiting so the process restarts and campaigns again")
+	}
+	return nil
+}
+
+// podNamespace is the namespace of the pod we run in, or default outside a
+// cluster.
+func podNamespace() string {
+	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(data) > 0 {
+		return string(data)
+	}
+	return metav1.NamespaceDefault
 }
 
 // restConfig follows sample-controller: -kubeconfig or $KUBECONFIG, and

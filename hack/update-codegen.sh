@@ -7,6 +7,8 @@ set -o errexit -o nounset -o pipefail
 SCRIPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${SCRIPT_ROOT}"
 MODULE=$(go list -m)
+# Download first: on a fresh machine `go list -m` knows no directory yet.
+go mod download k8s.io/code-generator
 CODEGEN_PKG=${CODEGEN_PKG:-$(go list -m -f '{{.Dir}}' k8s.io/code-generator)}
 
 # shellcheck source=/dev/null

@@ -138,7 +138,9 @@ func startController(t *testing.T, args ...string) *controllerProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(env.controller, append([]string{"-kubeconfig", env.kubeconfig, "-v=2"}, args...)...)
+	// Several controllers may run at once: no fixed ports unless asked for.
+	base := []string{"-kubeconfig", env.kubeconfig, "-v=2", "-metrics-bind-address=0", "-health-probe-bind-address=0"}
+	cmd := exec.Command(env.controller, append(base, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
