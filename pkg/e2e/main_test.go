@@ -134,12 +134,18 @@ type controllerProcess struct {
 // ends (or stop/kill is called).
 func startController(t *testing.T, args ...string) *controllerProcess {
 	t.Helper()
+	return startControllerWith(t, env.kubeconfig, args...)
+}
+
+// startControllerWith runs the controller with the given kubeconfig.
+func startControllerWith(t *testing.T, kubeconfig string, args ...string) *controllerProcess {
+	t.Helper()
 	logFile, err := os.CreateTemp(t.TempDir(), "controller-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Several controllers may run at once: no fixed ports unless asked for.
-	base := []string{"-kubeconfig", env.kubeconfig, "-v=2", "-metrics-bind-address=0", "-health-probe-bind-address=0"}
+	base := []string{"-kubeconfig", kubeconfig, "-v=2", "-metrics-bind-address=0", "-health-probe-bind-address=0"}
 	cmd := exec.Command(env.controller, append(base, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+)
+
+const deployNamespace = "cronjob-controller-system"
+
+// The shipped manifests pass the API server's validation, and a controller
+// holding only the shipped roles does its whole job and nothing more.
+func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
+	deploy := filepath.Join(env.root, "artifacts", "deploy")
+	if out, err := kubectl("apply", "-f", filepath.Join(deploy, "00-namespace.yaml")); err != nil {
+		t.Fatalf("creating the namespace: %v\n%s", err, out)
+	}
+	if out, err := kubectl("apply", "--dry-run=server", "-f", deploy); err != nil {
+		t.Fatalf("server-side dry run of artifacts/deploy: %v\n%s", err, out)
+	}
+	if out, err := kubectl("apply", "-f", filepath.Join(deploy, "10-rbac.yaml")); err != nil {
+		t.Fatalf("applying the RBAC: %v\n%s", err, out)
+	}
+	sa := "system:serviceaccount:" + deployNamespace + ":cronjob-controller"
+	for _, check := range []struct {
+		verb, resource, namespace, want string
+		sub                             []string
+	}{
+		{"create", "jobs.batch", "default", "yes", nil},
+		{"delete", "jobs.batch", "default", "yes", nil},
+		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
+		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "no", nil},
+		{"delete", "pods", "default", "no", nil},
+		{"get", "secrets", "default", "no", nil},
+		{"update", "leases.coordination.k8s.io", deployNamespace, "yes", nil},
+		{"update", "leases.coordination.k8s.io", "kube-system", "no", nil},
+	} {
+		out, _ := kubectl(append([]string{"auth", "can-i", check.verb, check.resource, "-n", check.namespace, "--as", sa}, check.sub...)...)
+		if got := strings.TrimSpace(out); got != check.want {
+			t.Errorf("can the controller %s %s in %s? %q, want %q", check.verb, check.resource, check.namespace, got, check.want)
+		}
+	}
+
+	kubeconfig := serviceAccountKubeconfig(t, deployNamespace, "cronjob-controller")
+	saConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saClient := kubernetes.NewForConfigOrDie(saConfig)
+	if _, err := saClient.CoreV1().Secrets("default").List(context.Background(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("reading Secrets with the controller's token: %v, want Forbidden", err)
+	}
+	if err := saClient.CoreV1().Pods("default").DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("deleting Pods with the controller's token: %v, want Forbidden", err)
+	}
+	ns := newNamespace(t)
+	startControllerWith(t, kubeconfig, "-leader-elect", "-leader-elect-namespace="+deployNamespace,
+		"-leader-elect-id=least-privilege-test")
+	cj := createCronJob(t, cronJob(ns, "rbac", "@every 2s", func(cj *cronv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+	}))
+	eventually(t, 60*time.Second, "Jobs created, pruned, status written", func() (bool, string) {
+		cur := getCronJob(t, ns, cj.Name)
+		pruned, _ := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulDelete")
+		return pruned && cur.Status.LastSuccessfulTime != nil,
+			fmt.Sprintf("pruned %v, status %+v", pruned, cur.Status)
+	})
+	lease, err := env.kube.CoordinationV1().Leases(deployNamespace).Get(context.Background(), "least-privilege-test", metav1.GetOptions{})
+	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
+		t.Errorf("the Lease was not taken: %v %+v", err, lease)
+	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig holding a TokenRequest token
+// of the ServiceAccount.
+func serviceAccountKubeconfig(t *testing.T, namespace, name string) string {
+	t.Helper()
+	tr, err := env.kube.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest: %v", err)
+	}
+	cfg, err := clientcmd.LoadFromFile(env.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Token = tr.Status.Token
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Two replicas, a burst of due CronJobs, the leader killed mid-burst: the
+// standby takes over, no run gets two Jobs and none is lost.
+func TestLeaderFailover(t *testing.T) {
+	ns := newNamespace(t)
+	electionArgs := []string{"-leader-elect", "-leader-elect-namespace=" + ns, "-leader-elect-id=failover",
+		"-leader-elect-lease-duration=3s", "-leader-elect-renew-deadline=2s", "-leader-elect-retry-period=500ms"}
+	a := startController(t, electionArgs...)
+	leader := a
+	eventually(t, 30*time.Second, "a leader", func() (bool, string) { return a.logged("Acquired the Lease"), "" })
+	b := startController(t, electionArgs...)
+	eventually(t, 30*time.Second, "the standby's caches", func() (bool, string) { return b.logged("Caches are synced") || b.logged("Waiting to acquire"), "" })
+
+	const count = 30
+	const interval = 5 * time.Second
+	var cronJobs []*cronv1.CronJob
+	for i := range count {
+		cronJobs = append(cronJobs, createCronJob(t, cronJob(ns, fmt.Sprintf("burst-%02d", i), "@every 5s", func(cj *cronv1.CronJob) {
+			cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](100)
+		})))
+	}
+	eventually(t, 60*time.Second, "every CronJob's second run", func() (bool, string) {
+		n := 0
+		for _, cj := range cronJobs {
+			if len(jobsOf(t, ns, cj)) >= 2 {
+				n++
+			}
+		}
+		return n == count, fmt.Sprintf("%d of %d", n, count)
+	})
+
+	leader.kill()
+	killedAt := time.Now()
+	eventually(t, 30*time.Second, "the standby to take over", func() (bool, string) { return b.logged("Acquired the Lease"), "" })
+	takeover := time.Since(killedAt)
+	t.Logf("standby took over %v after the leader was killed (lease duration 3s, retry period 500ms)", takeover.Round(10*time.Millisecond))
+
+	eventually(t, 60*time.Second, "two runs after the takeover", func() (bool, string) {
+		n := 0
+		for _, cj := range cronJobs {
+			times := scheduledTimes(t, jobsOf(t, ns, cj))
+			if len(times) > 0 && times[len(times)-1].After(killedAt.Add(interval)) {
+				n++
+			}
+		}
+		return n == count, fmt.Sprintf("%d of %d", n, count)
+	})
+	for _, cj := range cronJobs {
+		times := scheduledTimes(t, jobsOf(t, ns, cj))
+		for i := 1; i < len(times); i++ {
+			gap := times[i].Sub(times[i-1])
+			switch {
+			case gap == 0:
+				t.Errorf("%s: two Jobs for the run of %v", cj.Name, times[i])
+			case gap != interval:
+				t.Errorf("%s: runs %v and %v are %v apart: a run was lost", cj.Name, times[i-1], times[i], gap)
+			}
+		}
+	}
+}
+
+// /healthz, /readyz and /metrics answer, and the metrics tell what happened.
+func TestMetricsAndProbes(t *testing.T) {
+	ns := newNamespace(t)
+	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
+	startController(t, "-metrics-bind-address="+metricsAddr, "-health-probe-bind-address="+healthAddr,
+		"-leader-elect", "-leader-elect-namespace="+ns)
+	eventually(t, 30*time.Second, "/readyz", func() (bool, string) {
+		code, body := httpGet("http://" + healthAddr + "/readyz")
+		return code == http.StatusOK, fmt.Sprint(code, body)
+	})
+	if code, _ := httpGet("http://" + healthAddr + "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz answered %d", code)
+	}
+	cj := createCronJob(t, cronJob(ns, "metered", "@every 2s"))
+	eventually(t, 30*time.Second, "a Job", func() (bool, string) { return len(jobsOf(t, ns, cj)) >= 1, "" })
+
+	var body string
+	eventually(t, 10*time.Second, "metrics of the Job", func() (bool, string) {
+		_, body = httpGet("http://" + metricsAddr + "/metrics")
+		return strings.Contains(body, "cronjob_controller_jobs_created_total "), body
+	})
+	for _, want := range []string{
+		`cronjob_controller_job_creation_skew_seconds_bucket{le="0.05"}`,
+		`cronjob_controller_sync_duration_seconds_count`,
+		`workqueue_depth{name="cronjob"}`,
+		`workqueue_adds_total{name="cronjob"}`,
+		`workqueue_retries_total{name="cronjob"}`,
+		`rest_client_requests_total{code="201",host="127.0.0.1:`,
+		`rest_client_request_duration_seconds_bucket{host=`,
+		`leader_election_master_status{name="cronjob-controller"} 1`,
+		`process_resident_memory_bytes`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "cronjob_controller_jobs_created_total 0\n") {
+		t.Error("jobs_created_total is 0 after a Job was created")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func httpGet(url string) (int, string) {
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// logged reports whether the controller's log holds s.
+func (p *controllerProcess) logged(s string) bool {
+	data, err := os.ReadFile(p.log)
+	return err == nil && strings.Contains(string(data), s)
+}
