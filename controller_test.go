@@ -140,7 +140,7 @@ func noStartTime(j *batchv1.Job) { j.Status.StartTime = nil }
 // fixture holds what a sync sees and what it did, in the manner of
 // sample-controller's tests.
 type fixture struct {
-	t *testing.T
+	t testing.TB
 
 	kubeclient *k8sfake.Clientset
 	client     *fake.Clientset
@@ -156,7 +156,7 @@ type fixture struct {
 	deletedJobs []*batchv1.Job
 }
 
-func newFixture(t *testing.T, now time.Time) *fixture {
+func newFixture(t testing.TB, now time.Time) *fixture {
 	return &fixture{t: t, clock: testingclock.NewFakeClock(now), recorder: record.NewFakeRecorder(100)}
 }
 
