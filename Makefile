@@ -8,7 +8,7 @@ CONTROLLER_GEN  := $(OUTPUT_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 CRD             := artifacts/examples/crd.yaml
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build test cluster-binaries verify run codegen manifests bench clean
+.PHONY: all build test fuzz cluster-binaries verify run codegen manifests bench clean
 
 all: build
 
@@ -16,9 +16,17 @@ all: build
 build:
 	go build -o $(OUTPUT_BIN)/cronjob-controller .
 
-## test: every test, unit and end-to-end, with the race detector.
+FUZZ_TIME ?= 20s
+
+## test: every test, unit and end-to-end, with the race detector, then a short fuzz run.
 test: cluster-binaries
 	go test -race -count=1 -timeout 60m $(GO_TEST_FLAGS) ./...
+	$(MAKE) fuzz
+
+## fuzz: each fuzz target for FUZZ_TIME (seed corpus: f.Add and testdata/fuzz).
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
+	go test -run '^$$' -fuzz '^FuzzMostRecent$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
 
 ## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
 cluster-binaries:

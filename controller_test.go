@@ -184,6 +184,7 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	f.t.Cleanup(c.queue.ShutDown)
 	for _, j := range f.jobs {
 		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Add(j); err != nil {
 			f.t.Fatal(err)

@@ -1,0 +1,77 @@
+package schedule
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+)
+
+var fuzzZones = []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Chatham"}
+
+// Parsing any input returns a schedule or a *schedule.Error; never a panic.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"* * * * *", "0 9 * * 1-5", "@every 1h30m", "@hourly", "TZ=UTC * * * * *", "59 23 31 2 *",
+		"*/0 * * * *", "0-59/61 * * * *", "@every 0s", "1,2,3-9/2 */4 1 JAN-DEC SUN-SAT", "?", "@every -1s", "0 0 0 0 0"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, spec string, zone uint8) {
+		s, err := Parse(spec, ptr.To(fuzzZones[int(zone)%len(fuzzZones)]))
+		if err != nil {
+			if _, ok := AsError(err); !ok {
+				t.Fatalf("Parse(%q) error %v is not a *schedule.Error", spec, err)
+			}
+			return
+		}
+		// A schedule that parses fires within the next five years.
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if next := s.Next(from); next.IsZero() || !next.After(from) {
+			t.Fatalf("Parse(%q) accepted a schedule whose next run after %v is %v", spec, from, next)
+		}
+	})
+}
+
+// MostRecent keeps its invariants, and agrees with a walk over every
+// scheduled time where that walk is short.
+func FuzzMostRecent(f *testing.F) {
+	specs := []string{"* * * * *", "*/7 * * * *", "0 * * * *", "30 2 * * *", "0 9 * * 1-5", "15 3 * * 0", "0 0 1 * *", "0 12 29 2 *", "@every 13s", "@every 1h7m", "0 2,3 * * *"}
+	f.Add(uint8(0), uint8(0), int64(1_777_000_000), uint32(600))
+	f.Add(uint8(3), uint8(1), int64(1_793_500_000), uint32(90_000))
+	f.Add(uint8(10), uint8(2), int64(1_774_745_000), uint32(7200))
+	f.Add(uint8(4), uint8(4), int64(1_700_000_000), uint32(4_000_000))
+	f.Fuzz(func(t *testing.T, specIndex, zoneIndex uint8, earliestUnix int64, span uint32) {
+		spec, zone := specs[int(specIndex)%len(specs)], fuzzZones[int(zoneIndex)%len(fuzzZones)]
+		s, err := Parse(spec, ptr.To(zone))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Keep to the years around now, where the zone database is exact.
+		earliest := time.Unix(1_600_000_000+(earliestUnix%400_000_000+400_000_000)%400_000_000, int64(span%1000)*1e6)
+		now := earliest.Add(time.Duration(span%50_000_000) * time.Second)
+		due, err := s.MostRecent(earliest, now)
+		if err != nil {
+			t.Fatalf("%s in %s from %v to %v: %v", spec, zone, earliest, now, err)
+		}
+		if !due.Time.IsZero() && (!due.Time.After(earliest) || due.Time.After(now)) {
+			t.Fatalf("%s in %s: due %v outside (%v, %v]", spec, zone, due.Time, earliest, now)
+		}
+		if due.Next.IsZero() || !due.Next.After(now) {
+			t.Fatalf("%s in %s: next %v not after now %v", spec, zone, due.Next, now)
+		}
+		if due.Time.IsZero() != (due.Missed == 0) {
+			t.Fatalf("%s in %s: due %v with %d missed", spec, zone, due.Time, due.Missed)
+		}
+
+		var walked time.Time
+		count := 0
+		for x := s.Next(earliest); !x.IsZero() && !x.After(now); x = s.Next(x) {
+			walked, count = x, count+1
+			if count > 5000 {
+				return // too long to walk in a fuzz iteration
+			}
+		}
+		if !due.Time.Equal(walked) || due.Missed != min(count, ManyMissed+1) {
+			t.Fatalf("%s in %s from %v to %v: due %v (%d missed), walk found %v (%d)", spec, zone, earliest, now, due.Time, due.Missed, walked, count)
+		}
+	})
+}
