@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -141,7 +142,7 @@ func NewController(
 		clock:         clk,
 		missed:        map[missedKey]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
 		),
 	}
@@ -174,6 +175,18 @@ func NewController(
 	}
 	logger.V(4).Info("Event handlers set up")
 	return c, nil
+}
+
+// newRateLimiter paces retries after errors: per CronJob, exponential from
+// 5 ms to 10 s; overall, 10 per second with bursts of 100. The per-item cap is
+// far below client-go's default of 1000 s, so a CronJob catches up within
+// seconds once the API server is back, while the overall bucket keeps an
+// outage from turning into a hot loop.
+func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, 10*time.Second),
+		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // indexByControllerUID keys a Job by the UID of its controlling CronJob.

@@ -56,12 +56,14 @@ type Cluster struct {
 	// APIServerURL is https://127.0.0.1:<port>.
 	APIServerURL string
 
-	cfg      Config
-	token    string
-	ports    ports
-	spawner  *spawner
-	mu       sync.Mutex
-	procs    map[string]*proc
+	cfg     Config
+	token   string
+	ports   ports
+	spawner *spawner
+	mu      sync.Mutex
+	procs   map[string]*proc
+	// commands remembers how each component was started, to restart it.
+	commands map[string][]string
 	stopOnce sync.Once
 }
 
@@ -85,11 +87,12 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c := &Cluster{
-		Dir:     cfg.Dir,
-		cfg:     cfg,
-		ports:   ports{etcdClient: free[0], etcdPeer: free[1], apiserver: free[2], kwok: free[3]},
-		spawner: newSpawner(),
-		procs:   map[string]*proc{},
+		Dir:      cfg.Dir,
+		cfg:      cfg,
+		ports:    ports{etcdClient: free[0], etcdPeer: free[1], apiserver: free[2], kwok: free[3]},
+		spawner:  newSpawner(),
+		procs:    map[string]*proc{},
+		commands: map[string][]string{},
 	}
 	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(c.ports.apiserver)
 	defer func() {
@@ -355,6 +358,27 @@ type proc struct {
 
 func (c *Cluster) logPath(name string) string { return filepath.Join(c.Dir, "logs", name+".log") }
 
+// StartComponent starts again a component stopped with StopComponent, with
+// the same command line, and waits until it is ready if it serves HTTP.
+func (c *Cluster) StartComponent(ctx context.Context, name string) error {
+	c.mu.Lock()
+	cmdline, ok := c.commands[name]
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no component %q was ever started", name)
+	}
+	if err := c.start(name, cmdline[0], cmdline[1:]...); err != nil {
+		return err
+	}
+	switch name {
+	case "etcd":
+		return c.waitHTTP(ctx, name, fmt.Sprintf("http://127.0.0.1:%d/health", c.ports.etcdClient), false)
+	case "kube-apiserver":
+		return c.waitHTTP(ctx, name, c.APIServerURL+"/readyz", true)
+	}
+	return nil
+}
+
 // start runs a component with its output in Dir/logs/<name>.log.
 func (c *Cluster) start(name, binary string, args ...string) error {
 	log, err := os.OpenFile(c.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -370,6 +394,7 @@ func (c *Cluster) start(name, binary string, args ...string) error {
 	p := &proc{cmd: cmd, done: make(chan struct{})}
 	c.mu.Lock()
 	c.procs[name] = p
+	c.commands[name] = append([]string{binary}, args...)
 	c.mu.Unlock()
 	go func() {
 		p.err = cmd.Wait()
