@@ -8,7 +8,7 @@ CONTROLLER_GEN  := $(OUTPUT_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 CRD             := artifacts/examples/crd.yaml
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build test fuzz cluster-binaries verify run codegen manifests bench clean
+.PHONY: all build test fuzz soak cluster-binaries verify run codegen manifests bench clean
 
 all: build
 
@@ -63,6 +63,10 @@ verify: $(CONTROLLER_GEN)
 	@$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy | diff -u $(CRD) - \
 	  || { echo "$(CRD) is stale: run make manifests" >&2; exit 1; }
 	@echo "CRD is up to date"
+
+## soak: the long variants of the fault tests (500 CronJobs, 40 kills).
+soak: cluster-binaries
+	go test -race -count=1 -timeout 60m -v -run 'TestSurvives' ./pkg/e2e -args -soak
 
 ## bench: benchmarks of the sync handler and the schedule arithmetic.
 bench:

@@ -62,8 +62,12 @@ const (
 	ReasonMissingJob         = "MissingJob"
 )
 
-// Condition reasons of ScheduleValid when it is True.
-const reasonScheduleValid = "Valid"
+// Condition reasons that are not also Event reasons.
+const (
+	reasonScheduleValid = "Valid"
+	reasonJobCreated    = "JobCreated"
+	reasonJobRejected   = "JobRejected"
+)
 
 // syncTimeout bounds one sync, so shutdown waits at most this long for the
 // item a worker holds.
@@ -431,7 +435,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		c.scheduleInvalid(ctx, cj, err, now)
 		return 0, nil
 	}
-	c.setCondition(cj, metav1.ConditionTrue, reasonScheduleValid, "", now)
+	c.setCondition(cj, cronv1.ConditionScheduleValid, metav1.ConditionTrue, reasonScheduleValid, "", now)
 
 	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
 		logger.V(4).Info("Suspended: no run started")
@@ -622,6 +626,7 @@ func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The template is at fault; the next scheduled run tries again.
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, err.Error(), c.clock.Now())
 		return false, err
 	default:
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
@@ -634,6 +639,7 @@ func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled
 	metrics.JobsCreated.Inc()
 	logger.V(2).Info("Created Job", "job", klog.KObj(created), "scheduledTime", scheduled)
 	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
+	c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", c.clock.Now())
 	c.recordStarted(cj, created, scheduled)
 	return false, nil
 }
@@ -671,16 +677,15 @@ func (c *Controller) scheduleInvalid(ctx context.Context, cj *cronv1.CronJob, er
 	}
 	klog.FromContext(ctx).V(2).Info("Schedule cannot be used", "reason", se.Reason, "err", se.Message)
 	cj.Status.NextScheduleTime = nil
-	if c.setCondition(cj, metav1.ConditionFalse, se.Reason, se.Message, now) {
+	if c.setCondition(cj, cronv1.ConditionScheduleValid, metav1.ConditionFalse, se.Reason, se.Message, now) {
 		c.recorder.Event(cj, corev1.EventTypeWarning, se.Reason, se.Message)
 	}
 }
 
-// setCondition sets the ScheduleValid condition and reports whether it
-// changed.
-func (c *Controller) setCondition(cj *cronv1.CronJob, status metav1.ConditionStatus, reason, message string, now time.Time) bool {
+// setCondition sets a condition and reports whether it changed.
+func (c *Controller) setCondition(cj *cronv1.CronJob, conditionType string, status metav1.ConditionStatus, reason, message string, now time.Time) bool {
 	return meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{
-		Type:               cronv1.ConditionScheduleValid,
+		Type:               conditionType,
 		Status:             status,
 		Reason:             reason,
 		Message:            message,

@@ -287,6 +287,7 @@ func TestSyncCronJob(t *testing.T) {
 		wantActive       []string
 		wantLastSchedule time.Time
 		wantScheduleOK   metav1.ConditionStatus
+		wantTemplateOK   metav1.ConditionStatus
 	}{
 		// Never ran.
 		{
@@ -527,6 +528,24 @@ func TestSyncCronJob(t *testing.T) {
 			name: "create rejected as invalid: not retried until the next run", cronJob: newCronJob(lastScheduled(prev)), now: at(5 * time.Second), createErr: invalid,
 			wantActions: []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:  []string{"Warning FailedCreate"}, wantRequeue: time.Hour - 5*time.Second, wantLastSchedule: prev,
+			wantTemplateOK: metav1.ConditionFalse,
+		},
+
+		// Odd input.
+		{
+			name: "created years ago, never ran", cronJob: newCronJob(createdAt(at(-5 * 365 * 24 * time.Hour))), now: at(5 * time.Second),
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
+			wantRequeue:      time.Hour - 5*time.Second,
+			wantActive:       []string{jobName(topOfHour)},
+			wantLastSchedule: topOfHour, wantTemplateOK: metav1.ConditionTrue,
+		},
+		{
+			name: "our running Job with a garbage scheduled-at annotation", cronJob: newCronJob(lastScheduled(prev)),
+			jobs: []*batchv1.Job{newJob(prev, running, func(j *batchv1.Job) { j.Annotations[cronv1.ScheduledAtAnnotation] = "yesterday-ish" })}, now: at(-15 * time.Minute),
+			wantActions: []string{"update cronjobs/status default/cj"},
+			wantEvents:  []string{"Warning UnexpectedJob"},
+			wantRequeue: 15 * time.Minute, wantActive: []string{jobName(prev)}, wantLastSchedule: prev,
 		},
 	}
 
@@ -583,6 +602,12 @@ func TestSyncCronJob(t *testing.T) {
 				}
 				if tc.wantScheduleOK == metav1.ConditionFalse && (cond.Message == "" || status.Status.NextScheduleTime != nil) {
 					t.Errorf("an unusable schedule needs a message and no next time: %+v, next %v", cond, status.Status.NextScheduleTime)
+				}
+			}
+			if tc.wantTemplateOK != "" {
+				cond := meta.FindStatusCondition(status.Status.Conditions, cronv1.ConditionJobTemplateValid)
+				if cond == nil || cond.Status != tc.wantTemplateOK {
+					t.Errorf("JobTemplateValid condition = %+v, want status %s", cond, tc.wantTemplateOK)
 				}
 			}
 			if tc.wantRequeue > 0 {

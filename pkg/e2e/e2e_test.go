@@ -331,7 +331,18 @@ spec:
 	startController(t)
 	badCron := createCronJob(t, cronJob(ns, "bad-cron", "every tuesday"))
 	badZone := createCronJob(t, cronJob(ns, "bad-zone", "@hourly", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Mars/Olympus_Mons") }))
+	noImage := createCronJob(t, cronJob(ns, "no-image", "@every 2s", func(cj *cronv1.CronJob) {
+		cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = ""
+	}))
 	good := createCronJob(t, cronJob(ns, "good", "@every 2s"))
+	eventually(t, 20*time.Second, "the Job API's rejection as a condition", func() (bool, string) {
+		cur := getCronJob(t, ns, noImage.Name)
+		cond := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionJobTemplateValid)
+		return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, "image"), fmt.Sprintf("%+v", cond)
+	})
+	if ok, seenEvents := hasEvent(t, ns, noImage.Name, corev1.EventTypeWarning, "FailedCreate"); !ok {
+		t.Errorf("no FailedCreate warning for a template the Job API rejects: %s", seenEvents)
+	}
 	for _, c := range []struct {
 		cj     *cronv1.CronJob
 		reason string

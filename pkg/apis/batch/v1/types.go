@@ -30,6 +30,11 @@ const (
 	// ConditionScheduleValid is True while the schedule and time zone can be
 	// used, and False with the parser's message when they cannot.
 	ConditionScheduleValid = "ScheduleValid"
+
+	// ConditionJobTemplateValid is False, with the API server's message,
+	// when the last Job made from the template was rejected as invalid, and
+	// True once a Job was created from it.
+	ConditionJobTemplateValid = "JobTemplateValid"
 )
 
 // CronJobSpec is what the user asks for: a Job template and when to run it.
