@@ -92,9 +92,10 @@ func parseStandard(spec string) (s cron.Schedule, err error) {
 func (s *Schedule) Location() *time.Location { return s.loc }
 
 // Next is the first run strictly after t, or the zero time if the schedule
-// has none within five years (for example "59 23 31 2 *").
+// has none within five years (for example "59 23 31 2 *"). Around daylight
+// saving changes it follows the rules in dst.go.
 func (s *Schedule) Next(t time.Time) time.Time {
-	return s.cron.Next(t.In(s.loc))
+	return nextWithDST(s.cron, s.loc, t)
 }
 
 var (
