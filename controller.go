@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
@@ -67,6 +68,7 @@ const (
 	reasonScheduleValid = "Valid"
 	reasonJobCreated    = "JobCreated"
 	reasonJobRejected   = "JobRejected"
+	reasonRunStarted    = "Started"
 )
 
 // syncTimeout bounds one sync, so shutdown waits at most this long for the
@@ -98,19 +100,6 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	// clock is "now" for every scheduling decision.
 	clock clock.WithTicker
-
-	// missedMu guards missed.
-	missedMu sync.Mutex
-	// missed is the last scheduled time reported as not started, per
-	// CronJob, so each missed run is counted and announced once, however
-	// often the CronJob is synced before its next run.
-	missed map[missedKey]time.Time
-}
-
-// missedKey names one CronJob's misses of one kind.
-type missedKey struct {
-	cronJob cache.ObjectName
-	reason  string
 }
 
 // Option changes how NewController builds a Controller.
@@ -144,7 +133,6 @@ func NewController(
 		cronJobLister: cronJobInformer.Lister(),
 		cachesSynced:  []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
 		clock:         clk,
-		missed:        map[missedKey]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
@@ -375,7 +363,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
-		c.forgetMissed(key)
 		return 0, nil
 	}
 	if err != nil {
@@ -430,12 +417,23 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 	if cj.DeletionTimestamp != nil {
 		return 0, nil
 	}
-	sched, err := schedule.Parse(cj.Spec.Schedule, cj.Spec.TimeZone)
+	if value := cj.Annotations[cronv1.RunNowAnnotation]; value != "" && value != cj.Status.LastRunNow {
+		if retry, err := c.runNow(ctx, cj, value, now); err != nil && retry {
+			return 0, err
+		}
+	}
+	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
+	if err != nil {
+		c.scheduleInvalid(ctx, cj, err, now)
+		return 0, nil
+	}
+	sched, err := schedule.Parse(resolved, cj.Spec.TimeZone)
 	if err != nil {
 		c.scheduleInvalid(ctx, cj, err, now)
 		return 0, nil
 	}
 	c.setCondition(cj, cronv1.ConditionScheduleValid, metav1.ConditionTrue, reasonScheduleValid, "", now)
+	observeSchedule(cj, resolved, now)
 
 	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
 		logger.V(4).Info("Suspended: no run started")
@@ -454,18 +452,26 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		logger.V(4).Info("Nothing due", "next", due.Next)
 		return requeueAfter, nil
 	}
-	key := cache.MetaObjectToName(cj)
-	if due.TooMany() && c.noteMissed(key, due.Time, metrics.MissedTooMany) {
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
-			"Missed more than %d start times since %s; starting only the most recent, %s",
-			schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), due.Time.UTC().Format(time.RFC3339))
+	// Older due times than the one considered are superseded by it; those
+	// counted already, for any reason, are not counted again.
+	from := schedule.Earliest(cj)
+	if accounted := lastAccounted(cj); accounted.After(from) {
+		from = accounted
+	}
+	if older, err := sched.MostRecent(from, due.Time.Add(-time.Nanosecond)); err == nil {
+		if recordMissed(cj, cronv1.MissedSuperseded, due.Time, int64(min(older.Missed, schedule.ManyMissed))) && due.TooMany() {
+			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
+				"Missed more than %d start times since %s; only the most recent, %s, is considered",
+				schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), due.Time.UTC().Format(time.RFC3339))
+		}
 	}
 	if schedule.TooLate(cj, due.Time, now) {
 		logger.V(4).Info("Missed the starting deadline", "scheduledTime", due.Time)
-		if c.noteMissed(key, due.Time, metrics.MissedDeadline) {
-			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonMissSchedule,
-				"Missed scheduled time to start a job: %s (startingDeadlineSeconds is %d)",
-				due.Time.UTC().Format(time.RFC3339), *cj.Spec.StartingDeadlineSeconds)
+		msg := fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds is %d)",
+			due.Time.UTC().Format(time.RFC3339), *cj.Spec.StartingDeadlineSeconds)
+		c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedDeadlineExceeded, msg, now)
+		if recordMissed(cj, cronv1.MissedDeadlineExceeded, due.Time, 1) {
+			c.recorder.Event(cj, corev1.EventTypeWarning, ReasonMissSchedule, msg)
 		}
 		return requeueAfter, nil
 	}
@@ -475,9 +481,10 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 	}
 	if cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
 		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", due.Time)
-		if c.noteMissed(key, due.Time, metrics.MissedForbid) {
-			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive,
-				"Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", due.Time.UTC().Format(time.RFC3339))
+		msg := fmt.Sprintf("Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", due.Time.UTC().Format(time.RFC3339))
+		c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedConcurrencyForbidden, msg, now)
+		if recordMissed(cj, cronv1.MissedConcurrencyForbidden, due.Time, 1) {
+			c.recorder.Event(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, msg)
 		}
 		return requeueAfter, nil
 	}
@@ -491,6 +498,57 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		return 0, err
 	}
 	return requeueAfter, nil
+}
+
+// observeSchedule records the schedule in use, and when it changed: the
+// times the new schedule names before the change are not missed runs.
+func observeSchedule(cj *cronv1.CronJob, resolved string, now time.Time) {
+	zone := ptr.Deref(cj.Spec.TimeZone, "")
+	if cj.Status.ResolvedSchedule != "" && (cj.Status.ResolvedSchedule != resolved || cj.Status.ResolvedTimeZone != zone) {
+		cj.Status.ScheduleChangeTime = &metav1.Time{Time: now}
+	}
+	cj.Status.ResolvedSchedule, cj.Status.ResolvedTimeZone = resolved, zone
+}
+
+// runNow starts the Job asked for by the run-now annotation's value. It
+// ignores suspend and concurrencyPolicy, like `kubectl create job --from`
+// does for the built-in CronJob; the Job then counts as active. A value is
+// handled once, also when the Job API rejects the template.
+func (c *Controller) runNow(ctx context.Context, cj *cronv1.CronJob, value string, now time.Time) (retry bool, err error) {
+	want := job.NewManual(cj, value)
+	created, err := c.jobs.Create(ctx, want)
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).V(2).Info("Created Job on request", "job", klog.KObj(created), "runNow", value)
+		metrics.JobsCreated.Inc()
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s (run-now %q)", created.Name, value)
+		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", now)
+	case apierrors.IsAlreadyExists(err):
+		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
+		if getErr != nil {
+			return true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
+		}
+		if !job.IsControlledBy(live, string(cj.UID)) {
+			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate,
+				"Job %s already exists and is not controlled by this CronJob; run-now %q is not started", live.Name, value)
+			cj.Status.LastRunNow = value
+			return false, nil
+		}
+		created = live
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, err.Error(), now)
+		cj.Status.LastRunNow = value
+		return false, err
+	default:
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	}
+	if activeIndex(cj, string(created.UID)) < 0 && job.Finished(created) == "" {
+		cj.Status.Active = append(cj.Status.Active, job.Ref(created))
+	}
+	cj.Status.LastRunNow = value
+	return false, nil
 }
 
 // reconcileActive makes status.active the set of unfinished Jobs cj
@@ -541,6 +599,9 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jo
 // the status. A Job the controller did not make is also reported.
 func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *batchv1.Job) {
 	cj.Status.Active = append(cj.Status.Active, job.Ref(j))
+	if j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
+		return
+	}
 	at, ok := job.ScheduledAt(j)
 	if !ok {
 		klog.FromContext(ctx).Info("Unexpected Job controlled by this CronJob", "job", klog.KObj(j))
@@ -621,8 +682,10 @@ func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled
 			return true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
 		}
 		return c.alreadyExists(ctx, cj, live, scheduled)
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
+		// The namespace is going or gone, and the CronJob with it: retrying
+		// only adds load until its delete event arrives.
+		return false, fmt.Errorf("creating Job %s: %w", want.Name, err)
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The template is at fault; the next scheduled run tries again.
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
@@ -660,6 +723,8 @@ func (c *Controller) alreadyExists(ctx context.Context, cj *cronv1.CronJob, exis
 
 // recordStarted notes in status that j is the run of cj at scheduled.
 func (c *Controller) recordStarted(cj *cronv1.CronJob, j *batchv1.Job, scheduled time.Time) {
+	c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
+		fmt.Sprintf("Job %s is the run of %s", j.Name, scheduled.UTC().Format(time.RFC3339)), c.clock.Now())
 	if activeIndex(cj, string(j.UID)) < 0 && job.Finished(j) == "" {
 		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
 	}
@@ -694,26 +759,39 @@ func (c *Controller) setCondition(cj *cronv1.CronJob, conditionType string, stat
 	})
 }
 
-// noteMissed records that the run of key at t did not start for reason. It
-// reports whether that is news, so each miss is counted and announced once.
-func (c *Controller) noteMissed(key cache.ObjectName, t time.Time, reason string) bool {
-	c.missedMu.Lock()
-	defer c.missedMu.Unlock()
-	k := missedKey{key, reason}
-	if last, ok := c.missed[k]; ok && last.Equal(t) {
+// recordMissed counts n runs of cj missed for reason at scheduled time t,
+// in status and in the metric. Runs already counted (t not after the last
+// time recorded for that reason) are not counted again; it reports whether
+// these were news, so each miss is announced once.
+func recordMissed(cj *cronv1.CronJob, reason string, t time.Time, n int64) bool {
+	if n <= 0 {
 		return false
 	}
-	c.missed[k] = t
-	metrics.MissedSchedules.WithLabelValues(reason).Inc()
+	i := slices.IndexFunc(cj.Status.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
+	if i < 0 {
+		cj.Status.MissedRuns = append(cj.Status.MissedRuns, cronv1.MissedRuns{Reason: reason})
+		i = len(cj.Status.MissedRuns) - 1
+	}
+	entry := &cj.Status.MissedRuns[i]
+	if !t.After(entry.LastTime.Time) {
+		return false
+	}
+	entry.Count += n
+	entry.LastTime = metav1.NewTime(t)
+	metrics.MissedSchedules.WithLabelValues(reason).Add(float64(n))
 	return true
 }
 
-func (c *Controller) forgetMissed(key cache.ObjectName) {
-	c.missedMu.Lock()
-	defer c.missedMu.Unlock()
-	for _, reason := range []string{metrics.MissedDeadline, metrics.MissedForbid, metrics.MissedTooMany} {
-		delete(c.missed, missedKey{key, reason})
+// lastAccounted is the latest scheduled time already counted as missed,
+// for any reason.
+func lastAccounted(cj *cronv1.CronJob) time.Time {
+	var latest time.Time
+	for _, m := range cj.Status.MissedRuns {
+		if m.LastTime.After(latest) {
+			latest = m.LastTime.Time
+		}
 	}
+	return latest
 }
 
 // activeIndex is the position of the Job with this UID in status.active, or -1.

@@ -32,6 +32,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
 
 // topOfHour is the instant most cases revolve around.
@@ -682,8 +683,9 @@ func TestSyncIsIdempotent(t *testing.T) {
 	}
 }
 
-// A run refused or missed is announced once, however often the CronJob is
-// synced before its next run; the next run's miss is announced again.
+// A run refused or missed is counted in status and announced once, however
+// often the CronJob is synced before its next run; the next run's miss is
+// counted and announced again.
 func TestMissedRunAnnouncedOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	prev := at(-time.Hour)
@@ -691,22 +693,39 @@ func TestMissedRunAnnouncedOnce(t *testing.T) {
 	f := newFixture(t, at(5*time.Second))
 	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent))
 	f.jobs = []*batchv1.Job{running9}
-	c, _, _ := f.newController(ctx)
+	c, _, cronFactory := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	for range 3 {
+	sync := func() {
+		t.Helper()
 		if _, err := c.syncHandler(ctx, key); err != nil {
 			t.Fatal(err)
 		}
+		// The cache catches up with the status written.
+		if written := f.writtenStatus(); written != nil {
+			if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(written); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 3 {
+		sync()
 	}
 	if events := f.events(); !slices.Equal(events, []string{"Normal JobAlreadyActive"}) {
 		t.Errorf("three syncs before the next run: events %q, want one JobAlreadyActive", events)
 	}
 	f.clock.SetTime(at(time.Hour + time.Second))
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	sync()
 	if events := f.events(); !slices.Equal(events, []string{"Normal JobAlreadyActive"}) {
 		t.Errorf("the next run: events %q, want JobAlreadyActive again", events)
+	}
+	status := f.writtenStatus().Status
+	want := []cronv1.MissedRuns{{Reason: cronv1.MissedConcurrencyForbidden, Count: 2, LastTime: metav1.NewTime(at(time.Hour))}}
+	if len(status.MissedRuns) != 1 || status.MissedRuns[0].Reason != want[0].Reason || status.MissedRuns[0].Count != 2 || !status.MissedRuns[0].LastTime.Equal(&want[0].LastTime) {
+		t.Errorf("status.missedRuns = %+v, want %+v", status.MissedRuns, want)
+	}
+	cond := meta.FindStatusCondition(status.Conditions, cronv1.ConditionLastRunStarted)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != cronv1.MissedConcurrencyForbidden {
+		t.Errorf("LastRunStarted = %+v, want False/ConcurrencyForbidden", cond)
 	}
 }
 
@@ -994,5 +1013,161 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// syncs runs the sync handler on a fixture's CronJob, feeding the status it
+// writes back into the cache as the informer would.
+func syncs(t *testing.T, ctx context.Context, f *fixture, c *Controller, cronFactory informers.SharedInformerFactory) *cronv1.CronJob {
+	t.Helper()
+	f.client.ClearActions()
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	written := f.writtenStatus()
+	if written == nil {
+		obj, _, _ := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().GetByKey(cache.MetaObjectToName(f.cronJob).String())
+		return obj.(*cronv1.CronJob)
+	}
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(written); err != nil {
+		t.Fatal(err)
+	}
+	return written
+}
+
+// Editing the schedule never starts a run the new schedule named before the
+// edit (kubernetes/kubernetes#63371 and friends).
+func TestScheduleEditIsNoSurprise(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute)) // 09:30
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	c, _, cronFactory := f.newController(ctx)
+	cj := syncs(t, ctx, f, c, cronFactory)
+	if cj.Status.ResolvedSchedule != "0 * * * *" || cj.Status.ScheduleChangeTime != nil {
+		t.Fatalf("first sight of the schedule: resolved %q, change time %v", cj.Status.ResolvedSchedule, cj.Status.ScheduleChangeTime)
+	}
+
+	// At 09:30 the user switches to every five minutes: 09:05 … 09:30 were
+	// never runs of this CronJob, so nothing starts before 09:35.
+	edited := cj.DeepCopy()
+	edited.Spec.Schedule = "*/5 * * * *"
+	edited.Generation++
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(edited); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(time.Second)
+	cj = syncs(t, ctx, f, c, cronFactory)
+	if writes := describe(f.kubeclient.Actions(), true); len(writes) != 0 {
+		t.Errorf("the edit started %q", writes)
+	}
+	if cj.Status.ScheduleChangeTime == nil || !cj.Status.NextScheduleTime.Time.Equal(at(-25*time.Minute)) {
+		t.Errorf("after the edit: change time %v, next %v, want next 09:35", cj.Status.ScheduleChangeTime, cj.Status.NextScheduleTime)
+	}
+	f.clock.SetTime(at(-25 * time.Minute))
+	syncs(t, ctx, f, c, cronFactory)
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + jobName(at(-25*time.Minute))}) {
+		t.Errorf("at 09:35: %q, want the 09:35 run", writes)
+	}
+}
+
+// H in the schedule resolves to this CronJob's own slot, shown in status.
+func TestHashedSchedule(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(withSchedule("H * * * *"))
+	c, _, cronFactory := f.newController(ctx)
+	cj := syncs(t, ctx, f, c, cronFactory)
+	want, err := schedule.Resolve("H * * * *", "default/cj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cj.Status.ResolvedSchedule != want || want == "H * * * *" {
+		t.Errorf("status.resolvedSchedule = %q, want %q", cj.Status.ResolvedSchedule, want)
+	}
+	cond := meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionScheduleValid)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("ScheduleValid = %+v", cond)
+	}
+}
+
+// run-now starts one Job per distinct value, even when suspended or under
+// Forbid with a Job active, and never a second one for the same value.
+func TestRunNow(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	prev := at(-time.Hour)
+	running9 := newJob(prev, running)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent), func(cj *cronv1.CronJob) {
+		cj.Spec.Suspend = ptr.To(true)
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "1777000000"}
+	})
+	f.jobs = []*batchv1.Job{running9}
+	c, _, cronFactory := f.newController(ctx)
+	cj := syncs(t, ctx, f, c, cronFactory)
+	manual := job.ManualName("cj", "1777000000")
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual}) {
+		t.Fatalf("writes %q, want the manual Job", writes)
+	}
+	if len(manual) > len("cj")+10 || strings.Trim(strings.TrimPrefix(manual, "cj-"), "0123456789") == "" {
+		t.Errorf("manual name %q could collide with a scheduled one", manual)
+	}
+	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, manual, metav1.GetOptions{})
+	if err != nil || j.Annotations[cronv1.InstantiateAnnotation] != "manual" || metav1.GetControllerOf(j) == nil {
+		t.Fatalf("manual Job %v: %+v", err, j)
+	}
+	if cj.Status.LastRunNow != "1777000000" || len(cj.Status.Active) != 2 || cj.Status.LastScheduleTime == nil || !cj.Status.LastScheduleTime.Time.Equal(prev) {
+		t.Errorf("status after run-now: %+v", cj.Status)
+	}
+
+	// The same value again, even after a restart (a new controller on the
+	// stored status): nothing.
+	f.kubeclient.ClearActions()
+	syncs(t, ctx, f, c, cronFactory)
+	if writes := describe(f.kubeclient.Actions(), true); len(writes) != 0 {
+		t.Errorf("the same value ran again: %q", writes)
+	}
+	if events := f.events(); slices.Contains(events, "Warning UnexpectedJob") {
+		t.Errorf("the manual Job was reported unexpected: %q", events)
+	}
+}
+
+// Runs missed while the controller was down are counted: the older ones as
+// superseded, the most recent as past its deadline; a later sync counts
+// nothing twice.
+func TestMissedRunsCounted(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(30*time.Second)) // 10:00:30; 07:00, 08:00, 09:00 and 10:00 were missed
+	f.cronJob = newCronJob(lastScheduled(at(-4*time.Hour)), deadline(10))
+	c, _, cronFactory := f.newController(ctx)
+	cj := syncs(t, ctx, f, c, cronFactory)
+	got := map[string]int64{}
+	for _, m := range cj.Status.MissedRuns {
+		got[m.Reason] = m.Count
+	}
+	if got[cronv1.MissedSuperseded] != 3 || got[cronv1.MissedDeadlineExceeded] != 1 || len(got) != 2 {
+		t.Errorf("missedRuns = %+v, want 3 superseded and 1 past its deadline", cj.Status.MissedRuns)
+	}
+	f.clock.Step(10 * time.Second)
+	cj = syncs(t, ctx, f, c, cronFactory)
+	for _, m := range cj.Status.MissedRuns {
+		if m.Count != got[m.Reason] {
+			t.Errorf("a second sync counted again: %+v", cj.Status.MissedRuns)
+		}
+	}
+	cond := meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionLastRunStarted)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != cronv1.MissedDeadlineExceeded {
+		t.Errorf("LastRunStarted = %+v", cond)
+	}
+	// The next run starts and is counted as started.
+	f.clock.SetTime(at(time.Hour))
+	cj = syncs(t, ctx, f, c, cronFactory)
+	cond = meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionLastRunStarted)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("after the 11:00 run: LastRunStarted = %+v", cond)
+	}
+	for _, m := range cj.Status.MissedRuns {
+		if m.Count != got[m.Reason] {
+			t.Errorf("the 11:00 run changed the missed counts: %+v", cj.Status.MissedRuns)
+		}
 	}
 }

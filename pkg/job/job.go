@@ -4,6 +4,8 @@
 package job
 
 import (
+	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"time"
@@ -25,15 +27,38 @@ func Name(cronJobName string, t time.Time) string {
 	return cronJobName + "-" + strconv.FormatInt(t.Unix(), 10)
 }
 
+// Manual is the value of the instantiate annotation on Jobs started by hand.
+const Manual = "manual"
+
 // New builds the Job for the run of cj scheduled at t. The scheduled-at
 // annotation is written in loc, the CronJob's time zone.
 func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
+	return fromTemplate(cj, Name(cj.Name, t), cronv1.ScheduledAtAnnotation, t.In(loc).Format(time.RFC3339))
+}
+
+// ManualName is the name of the Job started for a run-now value: "-m" and
+// a hash of the value, so it never collides with a scheduled run's name
+// (digits only) and fits 63 characters after a 52-character CronJob name.
+func ManualName(cronJobName, value string) string {
+	h := fnv.New32a()
+	h.Write([]byte(value))
+	return fmt.Sprintf("%s-m%08x", cronJobName, h.Sum32())
+}
+
+// NewManual builds the Job started by hand for a run-now value.
+func NewManual(cj *cronv1.CronJob, value string) *batchv1.Job {
+	return fromTemplate(cj, ManualName(cj.Name, value), cronv1.InstantiateAnnotation, Manual)
+}
+
+// fromTemplate builds a Job of cj from its template, with one extra
+// annotation.
+func fromTemplate(cj *cronv1.CronJob, name, annotationKey, annotationValue string) *batchv1.Job {
 	tmpl := cj.Spec.JobTemplate
 	annotations := make(map[string]string, len(tmpl.Annotations)+1)
 	for k, v := range tmpl.Annotations {
 		annotations[k] = v
 	}
-	annotations[cronv1.ScheduledAtAnnotation] = t.In(loc).Format(time.RFC3339)
+	annotations[annotationKey] = annotationValue
 	var labels map[string]string
 	if len(tmpl.Labels) > 0 {
 		labels = make(map[string]string, len(tmpl.Labels))
@@ -43,7 +68,7 @@ func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            Name(cj.Name, t),
+			Name:            name,
 			Namespace:       cj.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,

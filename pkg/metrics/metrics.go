@@ -19,13 +19,6 @@ import (
 
 const namespace = "cronjob_controller"
 
-// Reasons a scheduled run did not start, the label of MissedSchedules.
-const (
-	MissedDeadline = "deadline"
-	MissedForbid   = "forbid"
-	MissedTooMany  = "too_many_missed"
-)
-
 var (
 	// JobCreationSkew is how late Jobs are: creation time minus scheduled
 	// time. The buckets resolve tens of milliseconds and reach ten minutes.
@@ -48,7 +41,7 @@ var (
 	// MissedSchedules counts runs that did not start, by reason.
 	MissedSchedules = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "missed_schedules_total",
-		Help: "Scheduled runs that were not started, by reason: deadline, forbid, too_many_missed.",
+		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded (as in status.missedRuns).",
 	}, []string{"reason"})
 	// SyncErrors counts syncs that failed and were retried.
 	SyncErrors = prometheus.NewCounter(prometheus.CounterOpts{

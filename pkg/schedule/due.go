@@ -31,12 +31,17 @@ type Due struct {
 func (d Due) TooMany() bool { return d.Missed > ManyMissed }
 
 // Earliest is the instant after which a CronJob's next run is searched for:
-// its last scheduled run, or its creation when it never ran.
+// its last scheduled run, or its creation when it never ran, or the last
+// change of its schedule if that is later.
 func Earliest(cj *batchv1.CronJob) time.Time {
+	earliest := cj.CreationTimestamp.Time
 	if cj.Status.LastScheduleTime != nil {
-		return cj.Status.LastScheduleTime.Time
+		earliest = cj.Status.LastScheduleTime.Time
 	}
-	return cj.CreationTimestamp.Time
+	if changed := cj.Status.ScheduleChangeTime; changed != nil && changed.After(earliest) {
+		earliest = changed.Time
+	}
+	return earliest
 }
 
 // TooLate reports whether a run scheduled at t may no longer start at now,

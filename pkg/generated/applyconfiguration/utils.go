@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.CronJobSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobStatus"):
 		return &batchv1.CronJobStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MissedRuns"):
+		return &batchv1.MissedRunsApplyConfiguration{}
 
 	}
 	return nil

@@ -23,6 +23,13 @@ const (
 
 // Annotations and condition types this API defines.
 const (
+	// RunNowAnnotation on a CronJob asks for one Job at once. Each distinct
+	// value runs once; status.lastRunNow records the last value handled.
+	RunNowAnnotation = "batch.tutorial.kubebuilder.io/run-now"
+
+	// InstantiateAnnotation marks a Job started by hand (value "manual").
+	InstantiateAnnotation = "batch.tutorial.kubebuilder.io/instantiate"
+
 	// ScheduledAtAnnotation records, on every Job the controller creates, the
 	// scheduled time it was created for (RFC 3339, in the CronJob's time zone).
 	ScheduledAtAnnotation = "batch.tutorial.kubebuilder.io/scheduled-at"
@@ -30,6 +37,10 @@ const (
 	// ConditionScheduleValid is True while the schedule and time zone can be
 	// used, and False with the parser's message when they cannot.
 	ConditionScheduleValid = "ScheduleValid"
+
+	// ConditionLastRunStarted is True when the most recent due run started,
+	// and False, with the reason from status.missedRuns, when it did not.
+	ConditionLastRunStarted = "LastRunStarted"
 
 	// ConditionJobTemplateValid is False, with the API server's message,
 	// when the last Job made from the template was rejected as invalid, and
@@ -110,11 +121,61 @@ type CronJobStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// ResolvedSchedule is the schedule in use: spec.schedule with every H
+	// replaced by this CronJob's hashed value.
+	// +optional
+	ResolvedSchedule string `json:"resolvedSchedule,omitempty"`
+
+	// ResolvedTimeZone is the spec.timeZone the resolved schedule is read
+	// in; empty for the controller's local time.
+	// +optional
+	ResolvedTimeZone string `json:"resolvedTimeZone,omitempty"`
+
+	// ScheduleChangeTime is when the controller saw the schedule or time
+	// zone change. Times the new schedule names before it are not missed
+	// runs, so an edit never starts a surprise run.
+	// +optional
+	ScheduleChangeTime *metav1.Time `json:"scheduleChangeTime,omitempty"`
+
+	// LastRunNow is the last value of the run-now annotation that started
+	// a Job.
+	// +optional
+	LastRunNow string `json:"lastRunNow,omitempty"`
+
+	// MissedRuns counts the scheduled runs that did not start, per reason,
+	// with the scheduled time of the latest.
+	// +listType=map
+	// +listMapKey=reason
+	// +optional
+	MissedRuns []MissedRuns `json:"missedRuns,omitempty"`
+
 	// Conditions describe the state of this CronJob, among them ScheduleValid.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Reasons a scheduled run did not start, in status.missedRuns.
+const (
+	// MissedDeadlineExceeded: the run could not start within
+	// startingDeadlineSeconds (for example, the controller was down).
+	MissedDeadlineExceeded = "DeadlineExceeded"
+	// MissedConcurrencyForbidden: an earlier Job was active under Forbid.
+	MissedConcurrencyForbidden = "ConcurrencyForbidden"
+	// MissedSuperseded: several runs were missed and only the most recent
+	// was considered. Past 100 at once they are counted as 100.
+	MissedSuperseded = "Superseded"
+)
+
+// MissedRuns counts the runs of a CronJob missed for one reason.
+type MissedRuns struct {
+	// Reason is DeadlineExceeded, ConcurrencyForbidden or Superseded.
+	Reason string `json:"reason"`
+	// Count is how many runs were missed for this reason.
+	Count int64 `json:"count"`
+	// LastTime is the scheduled time of the latest such run.
+	LastTime metav1.Time `json:"lastTime"`
 }
 
 // CronJob runs a Job on a schedule.
@@ -129,6 +190,7 @@ type CronJobStatus struct {
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be no more than 52 characters: the controller appends 11 characters to make Job names"
 type CronJob struct {

@@ -42,6 +42,22 @@ type CronJobStatusApplyConfiguration struct {
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 	// ObservedGeneration is the spec generation this status was computed from.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// ResolvedSchedule is the schedule in use: spec.schedule with every H
+	// replaced by this CronJob's hashed value.
+	ResolvedSchedule *string `json:"resolvedSchedule,omitempty"`
+	// ResolvedTimeZone is the spec.timeZone the resolved schedule is read
+	// in; empty for the controller's local time.
+	ResolvedTimeZone *string `json:"resolvedTimeZone,omitempty"`
+	// ScheduleChangeTime is when the controller saw the schedule or time
+	// zone change. Times the new schedule names before it are not missed
+	// runs, so an edit never starts a surprise run.
+	ScheduleChangeTime *metav1.Time `json:"scheduleChangeTime,omitempty"`
+	// LastRunNow is the last value of the run-now annotation that started
+	// a Job.
+	LastRunNow *string `json:"lastRunNow,omitempty"`
+	// MissedRuns counts the scheduled runs that did not start, per reason,
+	// with the scheduled time of the latest.
+	MissedRuns []MissedRunsApplyConfiguration `json:"missedRuns,omitempty"`
 	// Conditions describe the state of this CronJob, among them ScheduleValid.
 	Conditions []applyconfigurationsmetav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -102,6 +118,51 @@ func (b *CronJobStatusApplyConfiguration) WithNextScheduleTime(value metav1.Time
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *CronJobStatusApplyConfiguration) WithObservedGeneration(value int64) *CronJobStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithResolvedSchedule sets the ResolvedSchedule field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ResolvedSchedule field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithResolvedSchedule(value string) *CronJobStatusApplyConfiguration {
+	b.ResolvedSchedule = &value
+	return b
+}
+
+// WithResolvedTimeZone sets the ResolvedTimeZone field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ResolvedTimeZone field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithResolvedTimeZone(value string) *CronJobStatusApplyConfiguration {
+	b.ResolvedTimeZone = &value
+	return b
+}
+
+// WithScheduleChangeTime sets the ScheduleChangeTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ScheduleChangeTime field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithScheduleChangeTime(value metav1.Time) *CronJobStatusApplyConfiguration {
+	b.ScheduleChangeTime = &value
+	return b
+}
+
+// WithLastRunNow sets the LastRunNow field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastRunNow field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithLastRunNow(value string) *CronJobStatusApplyConfiguration {
+	b.LastRunNow = &value
+	return b
+}
+
+// WithMissedRuns adds the given value to the MissedRuns field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MissedRuns field.
+func (b *CronJobStatusApplyConfiguration) WithMissedRuns(values ...*MissedRunsApplyConfiguration) *CronJobStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMissedRuns")
+		}
+		b.MissedRuns = append(b.MissedRuns, *values[i])
+	}
 	return b
 }
 
