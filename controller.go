@@ -452,38 +452,46 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		logger.V(4).Info("Nothing due", "next", due.Next)
 		return requeueAfter, nil
 	}
+	// The run to consider: the most recent due time, or under catchUpPolicy
+	// All the oldest missed one still to start.
+	run, catchingUp := due.Time, false
+	if cj.Spec.CatchUpPolicy == cronv1.CatchUpAll {
+		if oldest := c.oldestToCatchUp(cj, sched, now); !oldest.IsZero() && oldest.Before(due.Time) {
+			run, catchingUp = oldest, true
+		}
+	}
 	// Older due times than the one considered are superseded by it; those
 	// counted already, for any reason, are not counted again.
 	from := schedule.Earliest(cj)
 	if accounted := lastAccounted(cj); accounted.After(from) {
 		from = accounted
 	}
-	if older, err := sched.MostRecent(from, due.Time.Add(-time.Nanosecond)); err == nil {
-		if recordMissed(cj, cronv1.MissedSuperseded, due.Time, int64(min(older.Missed, schedule.ManyMissed))) && due.TooMany() {
+	if older, err := sched.MostRecent(from, run.Add(-time.Nanosecond)); err == nil {
+		if recordMissed(cj, cronv1.MissedSuperseded, run, int64(min(older.Missed, schedule.ManyMissed))) && due.TooMany() {
 			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
-				"Missed more than %d start times since %s; only the most recent, %s, is considered",
-				schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), due.Time.UTC().Format(time.RFC3339))
+				"Missed more than %d start times since %s; only %s is considered",
+				schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), run.UTC().Format(time.RFC3339))
 		}
 	}
-	if schedule.TooLate(cj, due.Time, now) {
-		logger.V(4).Info("Missed the starting deadline", "scheduledTime", due.Time)
-		msg := fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds is %d)",
-			due.Time.UTC().Format(time.RFC3339), *cj.Spec.StartingDeadlineSeconds)
+	if schedule.TooLate(cj, run, now) {
+		logger.V(4).Info("Missed the starting deadline", "scheduledTime", run)
+		msg := fmt.Sprintf("Missed scheduled time to start a job: %s (it may start at most %v late)",
+			run.UTC().Format(time.RFC3339), *schedule.StartingDeadline(cj))
 		c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedDeadlineExceeded, msg, now)
-		if recordMissed(cj, cronv1.MissedDeadlineExceeded, due.Time, 1) {
+		if recordMissed(cj, cronv1.MissedDeadlineExceeded, run, 1) {
 			c.recorder.Event(cj, corev1.EventTypeWarning, ReasonMissSchedule, msg)
 		}
 		return requeueAfter, nil
 	}
-	name := job.Name(cj.Name, due.Time)
+	name := job.Name(cj.Name, run)
 	if slices.ContainsFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.Name == name }) {
 		return requeueAfter, nil
 	}
 	if cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
-		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", due.Time)
-		msg := fmt.Sprintf("Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", due.Time.UTC().Format(time.RFC3339))
+		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", run)
+		msg := fmt.Sprintf("Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", run.UTC().Format(time.RFC3339))
 		c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedConcurrencyForbidden, msg, now)
-		if recordMissed(cj, cronv1.MissedConcurrencyForbidden, due.Time, 1) {
+		if recordMissed(cj, cronv1.MissedConcurrencyForbidden, run, 1) {
 			c.recorder.Event(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, msg)
 		}
 		return requeueAfter, nil
@@ -493,11 +501,35 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 			return 0, err
 		}
 	}
-	retry, err := c.startJob(ctx, cj, due.Time, sched.Location())
+	retry, err := c.startJob(ctx, cj, run, sched.Location())
 	if err != nil && retry {
 		return 0, err
 	}
+	if catchingUp && err == nil {
+		// Come straight back for the next missed run.
+		return catchUpPause, nil
+	}
 	return requeueAfter, nil
+}
+
+// catchUpPause is the wait between starting one missed run and the next
+// under catchUpPolicy All.
+const catchUpPause = 10 * time.Millisecond
+
+// oldestToCatchUp is, under catchUpPolicy All, the oldest missed run still
+// within the starting deadline among the newest catchUpLimit.
+func (c *Controller) oldestToCatchUp(cj *cronv1.CronJob, sched *schedule.Schedule, now time.Time) time.Time {
+	from := schedule.Earliest(cj)
+	if d := schedule.StartingDeadline(cj); d != nil {
+		if low := now.Add(-*d).Add(-time.Nanosecond); low.After(from) {
+			from = low
+		}
+	}
+	oldest, err := sched.OldestOfNewest(from, now, int(ptr.Deref(cj.Spec.CatchUpLimit, 10)))
+	if err != nil {
+		return time.Time{}
+	}
+	return oldest
 }
 
 // observeSchedule records the schedule in use, and when it changed: the

@@ -1171,3 +1171,84 @@ func TestMissedRunsCounted(t *testing.T) {
 		}
 	}
 }
+
+// catchUpPolicy All starts every missed run still within the deadline, oldest
+// first, at most catchUpLimit; None starts none of them.
+func TestCatchUpPolicy(t *testing.T) {
+	hours := func(hs ...int) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, jobName(at(time.Duration(h-10)*time.Hour)))
+		}
+		return out
+	}
+	cases := []struct {
+		name      string
+		opts      []func(*cronv1.CronJob)
+		now       time.Time
+		wantJobs  []string
+		wantSuper int64
+	}{
+		{"Latest (default)", nil, at(5 * time.Second), hours(10), 3},
+		{"All", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil)}, at(5 * time.Second), hours(7, 8, 9, 10), 0},
+		{"All, limit 2", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, ptr.To[int32](2))}, at(5 * time.Second), hours(9, 10), 2},
+		{"All, within a 2 h deadline", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil), deadline(7200)}, at(5 * time.Second), hours(9, 10), 2},
+		{"None, on time", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpNone, nil)}, at(5 * time.Second), hours(10), 3},
+		{"None, two minutes late", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpNone, nil)}, at(2 * time.Minute), nil, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t, tc.now)
+			f.cronJob = newCronJob(append([]func(*cronv1.CronJob){lastScheduled(at(-4 * time.Hour))}, tc.opts...)...)
+			c, kubeFactory, cronFactory := f.newController(ctx)
+			var created []string
+			var cj *cronv1.CronJob
+			for range 10 {
+				f.kubeclient.ClearActions()
+				requeue, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range f.kubeclient.Actions() {
+					if cr, ok := a.(core.CreateAction); ok {
+						j := cr.GetObject().(*batchv1.Job)
+						created = append(created, j.Name)
+						if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Add(j); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if w := f.writtenStatus(); w != nil {
+					cj = w
+					if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(w); err != nil {
+						t.Fatal(err)
+					}
+					f.client.ClearActions()
+				}
+				if requeue != catchUpPause {
+					break
+				}
+			}
+			if !slices.Equal(created, tc.wantJobs) {
+				t.Errorf("created %q, want %q", created, tc.wantJobs)
+			}
+			var super int64
+			for _, m := range cj.Status.MissedRuns {
+				if m.Reason == cronv1.MissedSuperseded {
+					super = m.Count
+				}
+			}
+			if super != tc.wantSuper {
+				t.Errorf("superseded %d, want %d (%+v)", super, tc.wantSuper, cj.Status.MissedRuns)
+			}
+		})
+	}
+}
+
+func catchUp(p cronv1.CatchUpPolicy, limit *int32) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Spec.CatchUpPolicy = p
+		cj.Spec.CatchUpLimit = limit
+	}
+}

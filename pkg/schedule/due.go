@@ -44,14 +44,68 @@ func Earliest(cj *batchv1.CronJob) time.Time {
 	return earliest
 }
 
-// TooLate reports whether a run scheduled at t may no longer start at now,
-// given the CronJob's startingDeadlineSeconds.
-func TooLate(cj *batchv1.CronJob, t, now time.Time) bool {
-	if cj.Spec.StartingDeadlineSeconds == nil {
-		return false
+// NoneGrace is how late a run may start under catchUpPolicy None.
+const NoneGrace = time.Minute
+
+// StartingDeadline is how late a run of cj may start: its
+// startingDeadlineSeconds, capped at NoneGrace under catchUpPolicy None. Nil
+// means no limit.
+func StartingDeadline(cj *batchv1.CronJob) *time.Duration {
+	var d *time.Duration
+	if s := cj.Spec.StartingDeadlineSeconds; s != nil {
+		v := time.Duration(*s) * time.Second
+		d = &v
 	}
-	deadline := t.Add(time.Duration(*cj.Spec.StartingDeadlineSeconds) * time.Second)
-	return deadline.Before(now)
+	if cj.Spec.CatchUpPolicy == batchv1.CatchUpNone && (d == nil || *d > NoneGrace) {
+		v := NoneGrace
+		d = &v
+	}
+	return d
+}
+
+// TooLate reports whether a run scheduled at t may no longer start at now.
+func TooLate(cj *batchv1.CronJob, t, now time.Time) bool {
+	d := StartingDeadline(cj)
+	return d != nil && t.Add(*d).Before(now)
+}
+
+// OldestOfNewest returns the oldest of the n most recent scheduled times in
+// (from, now], or the zero time if there is none.
+func (s *Schedule) OldestOfNewest(from, now time.Time, n int) (time.Time, error) {
+	window, err := s.MostRecent(from, now)
+	if err != nil || window.Time.IsZero() {
+		return time.Time{}, err
+	}
+	if window.Missed <= ManyMissed {
+		t := s.Next(from)
+		for skip := window.Missed - n; skip > 0; skip-- {
+			t = s.Next(t)
+		}
+		return t, nil
+	}
+	t := window.Time
+	for range n - 1 {
+		t = s.previous(t, from)
+	}
+	return t, nil
+}
+
+// previous is the last scheduled time before t and after lo, found like
+// lastNotAfter: the largest x with Next(x) < t, then Next(x).
+func (s *Schedule) previous(t, lo time.Time) time.Time {
+	if every, ok := s.cron.(cron.ConstantDelaySchedule); ok {
+		return t.Add(-every.Delay)
+	}
+	hi := t
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if n := s.Next(mid); !n.IsZero() && n.Before(t) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return s.Next(lo)
 }
 
 // MostRecent finds the scheduled times in (earliest, now]. The work is

@@ -21,6 +21,25 @@ const (
 	ReplaceConcurrent ConcurrencyPolicy = "Replace"
 )
 
+// CatchUpPolicy says which missed runs start when a CronJob could not run
+// on time (the controller was down, or the runs were refused).
+//
+// +kubebuilder:validation:Enum=Latest;All;None
+type CatchUpPolicy string
+
+const (
+	// CatchUpLatest starts only the most recent missed run: the built-in
+	// CronJob's behaviour.
+	CatchUpLatest CatchUpPolicy = "Latest"
+	// CatchUpAll starts every missed run still within
+	// startingDeadlineSeconds, oldest first, at most catchUpLimit of them.
+	CatchUpAll CatchUpPolicy = "All"
+	// CatchUpNone never starts a missed run: a run starts only if the
+	// controller handles it within a minute of its time (or within
+	// startingDeadlineSeconds, when that is shorter).
+	CatchUpNone CatchUpPolicy = "None"
+)
+
 // Annotations and condition types this API defines.
 const (
 	// RunNowAnnotation on a CronJob asks for one Job at once. Each distinct
@@ -71,6 +90,21 @@ type CronJobSpec struct {
 	// +kubebuilder:default=Allow
 	// +optional
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
+
+	// CatchUpPolicy says which missed runs start: Latest (default, only the
+	// most recent), All (each one still within startingDeadlineSeconds,
+	// oldest first, at most catchUpLimit), or None.
+	// +kubebuilder:default=Latest
+	// +optional
+	CatchUpPolicy CatchUpPolicy `json:"catchUpPolicy,omitempty"`
+
+	// CatchUpLimit caps how many missed runs catchUpPolicy All starts: the
+	// most recent ones.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=10
+	// +optional
+	CatchUpLimit *int32 `json:"catchUpLimit,omitempty"`
 
 	// Suspend stops new runs; Jobs already started are left alone.
 	// +kubebuilder:default=false

@@ -101,6 +101,11 @@ func (in *CronJobSpec) DeepCopyInto(out *CronJobSpec) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.CatchUpLimit != nil {
+		in, out := &in.CatchUpLimit, &out.CatchUpLimit
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Suspend != nil {
 		in, out := &in.Suspend, &out.Suspend
 		*out = new(bool)

@@ -40,6 +40,13 @@ type CronJobSpecApplyConfiguration struct {
 	// ConcurrencyPolicy says what to do with a due run while an earlier Job
 	// is still active: Allow (default), Forbid or Replace.
 	ConcurrencyPolicy *batchv1.ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
+	// CatchUpPolicy says which missed runs start: Latest (default, only the
+	// most recent), All (each one still within startingDeadlineSeconds,
+	// oldest first, at most catchUpLimit), or None.
+	CatchUpPolicy *batchv1.CatchUpPolicy `json:"catchUpPolicy,omitempty"`
+	// CatchUpLimit caps how many missed runs catchUpPolicy All starts: the
+	// most recent ones.
+	CatchUpLimit *int32 `json:"catchUpLimit,omitempty"`
 	// Suspend stops new runs; Jobs already started are left alone.
 	Suspend *bool `json:"suspend,omitempty"`
 	// JobTemplate is the Job created for every run.
@@ -85,6 +92,22 @@ func (b *CronJobSpecApplyConfiguration) WithStartingDeadlineSeconds(value int64)
 // If called multiple times, the ConcurrencyPolicy field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithConcurrencyPolicy(value batchv1.ConcurrencyPolicy) *CronJobSpecApplyConfiguration {
 	b.ConcurrencyPolicy = &value
+	return b
+}
+
+// WithCatchUpPolicy sets the CatchUpPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CatchUpPolicy field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithCatchUpPolicy(value batchv1.CatchUpPolicy) *CronJobSpecApplyConfiguration {
+	b.CatchUpPolicy = &value
+	return b
+}
+
+// WithCatchUpLimit sets the CatchUpLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CatchUpLimit field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithCatchUpLimit(value int32) *CronJobSpecApplyConfiguration {
+	b.CatchUpLimit = &value
 	return b
 }
 
