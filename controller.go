@@ -418,7 +418,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		return 0, nil
 	}
 	if value := cj.Annotations[cronv1.RunNowAnnotation]; value != "" && value != cj.Status.LastRunNow {
-		if retry, err := c.runNow(ctx, cj, value, now); err != nil && retry {
+		if retry, err := c.runNow(ctx, cj, value); err != nil && retry {
 			return 0, err
 		}
 	}
@@ -545,39 +545,17 @@ func observeSchedule(cj *cronv1.CronJob, resolved string, now time.Time) {
 // runNow starts the Job asked for by the run-now annotation's value. It
 // ignores suspend and concurrencyPolicy, like `kubectl create job --from`
 // does for the built-in CronJob; the Job then counts as active. A value is
-// handled once, also when the Job API rejects the template.
-func (c *Controller) runNow(ctx context.Context, cj *cronv1.CronJob, value string, now time.Time) (retry bool, err error) {
-	want := job.NewManual(cj, value)
-	created, err := c.jobs.Create(ctx, want)
-	switch {
-	case err == nil:
-		klog.FromContext(ctx).V(2).Info("Created Job on request", "job", klog.KObj(created), "runNow", value)
-		metrics.JobsCreated.Inc()
-		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s (run-now %q)", created.Name, value)
-		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", now)
-	case apierrors.IsAlreadyExists(err):
-		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
-		if getErr != nil {
-			return true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
-		}
-		if !job.IsControlledBy(live, string(cj.UID)) {
-			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate,
-				"Job %s already exists and is not controlled by this CronJob; run-now %q is not started", live.Name, value)
+// handled once, also when its Job cannot be made.
+func (c *Controller) runNow(ctx context.Context, cj *cronv1.CronJob, value string) (retry bool, err error) {
+	j, retry, err := c.createJob(ctx, cj, job.NewManual(cj, value), fmt.Sprintf("run-now %q", value))
+	if err != nil {
+		if !retry {
 			cj.Status.LastRunNow = value
-			return false, nil
 		}
-		created = live
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
-		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, err.Error(), now)
-		cj.Status.LastRunNow = value
-		return false, err
-	default:
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
-		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
+		return retry, err
 	}
-	if activeIndex(cj, string(created.UID)) < 0 && job.Finished(created) == "" {
-		cj.Status.Active = append(cj.Status.Active, job.Ref(created))
+	if activeIndex(cj, string(j.UID)) < 0 && job.Finished(j) == "" {
+		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
 	}
 	cj.Status.LastRunNow = value
 	return false, nil
@@ -695,62 +673,70 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, nam
 // startJob creates the Job for the run of cj at scheduled and records it in
 // status. When it fails, retry says whether trying again can help.
 func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled time.Time, loc *time.Location) (retry bool, err error) {
-	logger := klog.FromContext(ctx)
-	want := job.New(cj, scheduled, loc)
-
-	// The name is a lock: a Job already holding it is this run, or a Job that
-	// is not ours and that no retry will move.
-	existing, err := c.jobLister.Jobs(want.Namespace).Get(want.Name)
-	if err == nil {
-		return c.alreadyExists(ctx, cj, existing, scheduled)
+	j, retry, err := c.createJob(ctx, cj, job.New(cj, scheduled, loc), "the run of "+scheduled.UTC().Format(time.RFC3339))
+	if err != nil {
+		return retry, err
 	}
-
-	created, err := c.jobs.Create(ctx, want)
-	switch {
-	case err == nil:
-	case apierrors.IsAlreadyExists(err):
-		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
-		if getErr != nil {
-			return true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
-		}
-		return c.alreadyExists(ctx, cj, live, scheduled)
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
-		// The namespace is going or gone, and the CronJob with it: retrying
-		// only adds load until its delete event arrives.
-		return false, fmt.Errorf("creating Job %s: %w", want.Name, err)
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		// The template is at fault; the next scheduled run tries again.
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
-		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, err.Error(), c.clock.Now())
-		return false, err
-	default:
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
-		return true, fmt.Errorf("creating Job %s: %w", want.Name, err)
-	}
-
-	// The API server's creationTimestamp has whole seconds; the clock at the
-	// create's return resolves the sub-second skew users care about.
-	metrics.JobCreationSkew.Observe(c.clock.Since(scheduled).Seconds())
-	metrics.JobsCreated.Inc()
-	logger.V(2).Info("Created Job", "job", klog.KObj(created), "scheduledTime", scheduled)
-	c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
-	c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", c.clock.Now())
-	c.recordStarted(cj, created, scheduled)
+	c.recordStarted(cj, j, scheduled)
 	return false, nil
 }
 
-// alreadyExists handles a Job that holds the name of the run of cj at
-// scheduled: ours means the run started already; anyone else's blocks it.
-func (c *Controller) alreadyExists(ctx context.Context, cj *cronv1.CronJob, existing *batchv1.Job, scheduled time.Time) (bool, error) {
+// createJob creates want, a Job of cj for what (a run, in words), and
+// returns the Job of that name that cj controls: the new one, or one made
+// before (its name is the lock of its run). Failures become Events and, for
+// a template the API rejects, a False JobTemplateValid condition; retry says
+// whether trying again can help.
+func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *batchv1.Job, what string) (_ *batchv1.Job, retry bool, _ error) {
+	// The cache first: a Job of ours already there means no call at all, and
+	// a foreign one no retry storm.
+	existing, err := c.jobLister.Jobs(want.Namespace).Get(want.Name)
+	if err == nil {
+		return c.existingJob(ctx, cj, existing, what)
+	}
+	created, err := c.jobs.Create(ctx, want)
+	switch {
+	case err == nil:
+		metrics.JobsCreated.Inc()
+		if at, ok := job.ScheduledAt(created); ok {
+			// The API server's creationTimestamp has whole seconds; the clock
+			// at the create's return resolves the sub-second skew.
+			metrics.JobCreationSkew.Observe(c.clock.Since(at).Seconds())
+		}
+		klog.FromContext(ctx).V(2).Info("Created Job", "job", klog.KObj(created), "for", what)
+		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
+		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", c.clock.Now())
+		return created, false, nil
+	case apierrors.IsAlreadyExists(err):
+		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
+		if getErr != nil {
+			return nil, true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
+		}
+		return c.existingJob(ctx, cj, live, what)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
+		// The namespace is going or gone, and the CronJob with it: retrying
+		// only adds load until its delete event arrives.
+		return nil, false, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// The template is at fault; only a new run or a new spec can help.
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, err.Error(), c.clock.Now())
+		return nil, false, err
+	default:
+		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
+		return nil, true, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	}
+}
+
+// existingJob handles a Job that already holds the name wanted for what:
+// ours means it started already; anyone else's blocks it for good.
+func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, existing *batchv1.Job, what string) (*batchv1.Job, bool, error) {
 	if !job.IsControlledBy(existing, string(cj.UID)) {
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate,
-			"Job %s already exists and is not controlled by this CronJob; the run of %s is not started",
-			existing.Name, scheduled.UTC().Format(time.RFC3339))
-		return false, fmt.Errorf("job %s exists and belongs to someone else", existing.Name)
+			"Job %s already exists and is not controlled by this CronJob; %s is not started", existing.Name, what)
+		return nil, false, fmt.Errorf("job %s exists and belongs to someone else", existing.Name)
 	}
-	klog.FromContext(ctx).V(2).Info("Job for this run exists already", "job", klog.KObj(existing))
-	c.recordStarted(cj, existing, scheduled)
-	return false, nil
+	klog.FromContext(ctx).V(2).Info("Job exists already", "job", klog.KObj(existing), "for", what)
+	return existing, false, nil
 }
 
 // recordStarted notes in status that j is the run of cj at scheduled.
