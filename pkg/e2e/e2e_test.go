@@ -146,14 +146,7 @@ func TestReplaceReplacesActive(t *testing.T) {
 	cj := createCronJob(t, cronJob(ns, "replace", "@every 2s", stuck, func(cj *cronv1.CronJob) {
 		cj.Spec.ConcurrencyPolicy = cronv1.ReplaceConcurrent
 	}))
-	var first string
-	eventually(t, 30*time.Second, "the first Job", func() (bool, string) {
-		cur := getCronJob(t, ns, cj.Name)
-		if len(cur.Status.Active) == 1 {
-			first = cur.Status.Active[0].Name
-		}
-		return first != "", fmt.Sprint(cur.Status.Active)
-	})
+	first := firstActive(t, ns, cj.Name)
 	eventually(t, 30*time.Second, "the first Job replaced by a newer one", func() (bool, string) {
 		cur := getCronJob(t, ns, cj.Name)
 		_, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), first, metav1.GetOptions{})
@@ -363,6 +356,20 @@ spec:
 	if n := len(listJobs(t, ns)) - len(jobsOf(t, ns, good)); n != 0 {
 		t.Errorf("%d Jobs from CronJobs with unusable schedules", n)
 	}
+}
+
+// firstActive waits for a CronJob's first active Job and returns its name.
+func firstActive(t *testing.T, ns, name string) string {
+	t.Helper()
+	var first string
+	eventually(t, 30*time.Second, "an active Job", func() (bool, string) {
+		cur := getCronJob(t, ns, name)
+		if len(cur.Status.Active) == 1 {
+			first = cur.Status.Active[0].Name
+		}
+		return first != "", fmt.Sprint(cur.Status.Active)
+	})
+	return first
 }
 
 // jobsOf lists the Jobs controlled by cj.

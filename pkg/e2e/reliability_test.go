@@ -246,14 +246,7 @@ func TestHandEditedJobs(t *testing.T) {
 	active := createCronJob(t, cronJob(ns, "deleted-by-hand", "@every 3s", stuck, func(cj *cronv1.CronJob) {
 		cj.Spec.ConcurrencyPolicy = cronv1.ForbidConcurrent
 	}))
-	var first string
-	eventually(t, 20*time.Second, "an active Job", func() (bool, string) {
-		cur := getCronJob(t, ns, active.Name)
-		if len(cur.Status.Active) == 1 {
-			first = cur.Status.Active[0].Name
-		}
-		return first != "", fmt.Sprint(cur.Status.Active)
-	})
+	first := firstActive(t, ns, active.Name)
 	if err := env.kube.BatchV1().Jobs(ns).Delete(context.Background(), first, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
 		t.Fatal(err)
 	}
