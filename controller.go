@@ -148,6 +148,13 @@ func NewController(
 		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 	}
 
+	// The cache holds every Job of the cluster: keep only what a sync reads.
+	if err := jobInformer.Informer().SetTransform(job.StripForCache); err != nil {
+		return nil, fmt.Errorf("setting the Job transform: %w", err)
+	}
+	if err := cronJobInformer.Informer().SetTransform(stripManagedFields); err != nil {
+		return nil, fmt.Errorf("setting the CronJob transform: %w", err)
+	}
 	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
 		return nil, fmt.Errorf("adding the Job index: %w", err)
 	}
@@ -179,6 +186,16 @@ func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, 10*time.Second),
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
+}
+
+// stripManagedFields drops managedFields from cached CronJobs: the
+// controller never reads them, and a status update without them leaves the
+// server's copy as it is.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // indexByControllerUID keys a Job by the UID of its controlling CronJob.
