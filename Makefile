@@ -68,9 +68,15 @@ verify: $(CONTROLLER_GEN)
 soak: cluster-binaries
 	go test -race -count=1 -timeout 60m -v -run 'TestSurvives' ./pkg/e2e -args -soak
 
-## bench: benchmarks of the sync handler and the schedule arithmetic.
-bench:
+LOAD_N       ?= 500,2000
+LOAD_REPEATS ?= 3
+LOAD_QPS     ?= 500
+
+## bench: Go benchmarks (sync handler, schedule arithmetic), then the load
+## benchmark against kube-controller-manager on the embedded control plane.
+bench: cluster-binaries
 	go test -run '^$$' -bench . -benchmem ./...
+	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -json _output/loadbench.json
 
 clean:
 	rm -rf _output

@@ -45,6 +45,32 @@ type Config struct {
 	Dir string
 	// Progress receives a line per step; nil discards them.
 	Progress io.Writer
+	// Controllers overrides the kube-controller-manager controllers (its
+	// --controllers flag); empty means DefaultControllers.
+	Controllers string
+}
+
+// DefaultControllers are the kube-controller-manager controllers this
+// product does not replace: never cronjob.
+const DefaultControllers = "job,garbagecollector,nodelifecycle,namespace,serviceaccount"
+
+// APIServerMetrics returns the API server's /metrics text.
+func (c *Cluster) APIServerMetrics(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.APIServerURL+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback, own server
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
 
 // Cluster is a running local control plane.
@@ -118,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := c.waitHTTP(ctx, "kube-apiserver", c.APIServerURL+"/readyz", true); err != nil {
 		return nil, err
 	}
-	c.progress("starting kube-controller-manager (job, garbagecollector, nodelifecycle, namespace, serviceaccount; no cronjob), kube-scheduler and kwok")
+	c.progress("starting kube-controller-manager (%s), kube-scheduler and kwok", ptrOr(cfg.Controllers, DefaultControllers))
 	if err := c.startControllers(); err != nil {
 		return nil, err
 	}
@@ -217,9 +243,13 @@ func (c *Cluster) startAPIServer() error {
 }
 
 func (c *Cluster) startControllers() error {
+	controllers := c.cfg.Controllers
+	if controllers == "" {
+		controllers = DefaultControllers
+	}
 	if err := c.start("kube-controller-manager", c.cfg.Binaries.ControllerManager,
 		"--kubeconfig="+c.Kubeconfig,
-		"--controllers=job,garbagecollector,nodelifecycle,namespace,serviceaccount",
+		"--controllers="+controllers,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
@@ -480,6 +510,13 @@ func (s *spawner) start(cmd *exec.Cmd) error {
 }
 
 func (s *spawner) close() { s.once.Do(func() { close(s.requests) }) }
+
+func ptrOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
 
 // freePorts asks the kernel for n unused loopback ports.
 func freePorts(n int) ([]int, error) {

@@ -1,0 +1,455 @@
+// Command loadbench measures how late Jobs start when N CronJobs are all due
+// the same minute, on the embedded control plane, for this controller, for
+// kube-controller-manager's CronJob controller, and for a floor: a plain
+// client creating the same N Jobs as fast as it may.
+//
+//	go run ./hack/loadbench -n 500,2000 -repeats 3 -qps 500
+//
+// Each run: a fresh namespace, N CronJobs ("* * * * *", Jobs created
+// suspended so no pods run) created before a minute boundary, the
+// controller (started fresh for the run), and a watch that records when each
+// Job is first seen. Skew = seen − scheduled minute. It prints one Markdown
+// table of medians over the repeats.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
+)
+
+// result is one run.
+type result struct {
+	Variant    string  `json:"variant"`
+	N          int     `json:"n"`
+	P50, P99   float64 `json:"-"`
+	Max        float64 `json:"-"`
+	Missing    int     `json:"missing"`
+	Duplicates int     `json:"duplicates"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// RequestsPerFiring counts API requests on cronjobs and jobs (not the
+	// job controller's, which is off) divided by N.
+	RequestsPerFiring float64   `json:"requestsPerFiring"`
+	Skews             []float64 `json:"skews"`
+}
+
+type variant struct {
+	name string
+	// start launches the controller under test and returns its process, or
+	// nil for the floor.
+	start func(kubeconfig string) (*exec.Cmd, error)
+	// builtin: the CronJobs are batch/v1 CronJobs.
+	builtin bool
+}
+
+func main() {
+	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
+	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
+	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
+	only := flag.String("variants", "", "comma-separated subset of variants to run (default all)")
+	jsonOut := flag.String("json", "", "write every run's figures here")
+	flag.Parse()
+	if err := run(*ns, *repeats, *qps, *only, *jsonOut); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(counts string, repeats, qps int, only, jsonOut string) error {
+	ctx := context.Background()
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(root, "_output", "bin")
+	bins, err := localcluster.EnsureBinaries(ctx, root, bin, os.Stderr)
+	if err != nil {
+		return err
+	}
+	ours := filepath.Join(bin, "cronjob-controller")
+	build := exec.Command("go", "build", "-o", ours, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// No job controller: nothing but the controller under test writes Jobs,
+	// so the API server's counters are its requests.
+	cluster, err := localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount"})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	if out, err := exec.Command("kubectl", "--kubeconfig", cluster.Kubeconfig, "apply", "-f", filepath.Join(root, "artifacts", "examples", "crd.yaml")).CombinedOutput(); err != nil {
+		return fmt.Errorf("applying the CRD: %v\n%s", err, out)
+	}
+
+	q := strconv.Itoa(qps)
+	variants := []variant{
+		{name: "this controller, defaults", start: func(kc string) (*exec.Cmd, error) {
+			return startProcess(ours, "-kubeconfig", kc, "-metrics-bind-address=0", "-health-probe-bind-address=0")
+		}},
+		{name: "this controller, QPS " + q, start: func(kc string) (*exec.Cmd, error) {
+			return startProcess(ours, "-kubeconfig", kc, "-metrics-bind-address=0", "-health-probe-bind-address=0", "-kube-api-qps="+q, "-kube-api-burst="+q)
+		}},
+		{name: "kube-controller-manager, defaults (QPS 20)", builtin: true, start: func(kc string) (*exec.Cmd, error) {
+			return startKCM(bins.ControllerManager, kc)
+		}},
+		{name: "kube-controller-manager, QPS " + q, builtin: true, start: func(kc string) (*exec.Cmd, error) {
+			return startKCM(bins.ControllerManager, kc, "--kube-api-qps="+q, "--kube-api-burst="+q)
+		}},
+		{name: "floor: plain client, QPS " + q},
+	}
+	if only != "" {
+		keep := strings.Split(only, ",")
+		variants = slices.DeleteFunc(variants, func(v variant) bool {
+			return !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(v.name, k) })
+		})
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 5000, 5000
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	cron := clientset.NewForConfigOrDie(cfg)
+
+	// The CRD is usable once the API server serves it.
+	for {
+		if _, err := cron.BatchV1().CronJobs("").List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	var all []result
+	fmt.Println("| variant | N | p50 skew | p99 skew | max skew | missing | duplicates | CPU s | peak RSS MiB | requests/firing |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, nText := range strings.Split(counts, ",") {
+		n, err := strconv.Atoi(nText)
+		if err != nil {
+			return err
+		}
+		for _, v := range variants {
+			var runs []result
+			for i := range repeats {
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d of %d\n", v.name, n, i+1, repeats)
+				r, err := runOnce(ctx, cluster, kube, cron, v, n, qps)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
+				all = append(all, r)
+			}
+			m := medians(runs)
+			fmt.Printf("| %s | %d | %.2f s | %.2f s | %.2f s | %d | %d | %.1f | %.0f | %.2f |\n",
+				v.name, n, m.P50, m.P99, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.PeakRSSMiB, m.RequestsPerFiring)
+		}
+	}
+	if jsonOut != "" {
+		data, err := json.MarshalIndent(all, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(jsonOut, data, 0o644)
+	}
+	return nil
+}
+
+// startProcess starts the controller under test, its output in
+// _output/loadbench-<name>.log.
+func startProcess(path string, args ...string) (*exec.Cmd, error) {
+	log, err := os.Create(filepath.Join("_output", "loadbench-"+filepath.Base(path)+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func startKCM(path, kubeconfig string, extra ...string) (*exec.Cmd, error) {
+	args := append([]string{"--kubeconfig=" + kubeconfig, "--controllers=cronjob", "--leader-elect=false",
+		"--bind-address=127.0.0.1", "--secure-port=0", "--v=0"}, extra...)
+	return startProcess(path, args...)
+}
+
+// runOnce is one run of one variant: see the package comment.
+func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes.Interface, cron clientset.Interface, v variant, n, qps int) (result, error) {
+	r := result{Variant: v.name, N: n}
+	ns := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return r, err
+	}
+	defer func() {
+		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		for {
+			if _, err := kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	}()
+
+	var proc *exec.Cmd
+	if v.start != nil {
+		var err error
+		if proc, err = v.start(cluster.Kubeconfig); err != nil {
+			return r, err
+		}
+		defer func() {
+			_ = proc.Process.Signal(syscall.SIGTERM)
+			_ = proc.Wait()
+		}()
+	}
+
+	// Create the CronJobs early in a minute, so all are due at its end.
+	for time.Now().Second() > 5 {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if v.start != nil {
+		if err := createCronJobs(ctx, kube, cron, ns, n, v.builtin); err != nil {
+			return r, err
+		}
+	}
+	due := time.Now().Truncate(time.Minute).Add(time.Minute)
+	if time.Until(due) < 5*time.Second {
+		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v", n, due)
+	}
+
+	w, err := kube.BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return r, err
+	}
+	defer w.Stop()
+	before, err := cluster.APIServerMetrics(ctx)
+	if err != nil {
+		return r, err
+	}
+	cpuBefore := cpuSeconds(proc)
+	if v.start == nil {
+		time.Sleep(time.Until(due))
+		go floor(ctx, kube, ns, n, qps, due)
+	}
+
+	seen := map[string]time.Time{}
+	owners := map[string]int{}
+	deadline := time.After(time.Until(due) + 2*time.Minute)
+collect:
+	for len(seen) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return r, fmt.Errorf("watch closed")
+			}
+			j, isJob := ev.Object.(*batchv1.Job)
+			if !isJob || ev.Type != watch.Added {
+				continue
+			}
+			if _, dup := seen[j.Name]; !dup {
+				seen[j.Name] = time.Now()
+				owner := j.Name
+				if ref := metav1.GetControllerOf(j); ref != nil {
+					owner = string(ref.UID)
+				}
+				owners[owner]++
+			}
+		case <-deadline:
+			break collect
+		}
+	}
+	after, err := cluster.APIServerMetrics(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.CPUSeconds = cpuSeconds(proc) - cpuBefore
+	r.PeakRSSMiB = peakRSSMiB(proc)
+	r.Missing = n - len(owners)
+	for _, c := range owners {
+		r.Duplicates += c - 1
+	}
+	for _, at := range seen {
+		r.Skews = append(r.Skews, at.Sub(due).Seconds())
+	}
+	slices.Sort(r.Skews)
+	r.P50, r.P99, r.Max = quantile(r.Skews, 0.5), quantile(r.Skews, 0.99), quantile(r.Skews, 1)
+	r.RequestsPerFiring = (requests(after) - requests(before)) / float64(n)
+	return r, nil
+}
+
+func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool) error {
+	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+		Suspend: ptr.To(true),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+		}},
+	}}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 64)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			name := fmt.Sprintf("cj-%05d", i)
+			var err error
+			if builtin {
+				_, err = kube.BatchV1().CronJobs(ns).Create(ctx, &batchv1.CronJob{
+					ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec:       batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: tmpl},
+				}, metav1.CreateOptions{})
+			} else {
+				_, err = cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
+					ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec:       cronv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: tmpl},
+				}, metav1.CreateOptions{})
+			}
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// floor creates n Jobs at due as fast as qps and the API server allow.
+func floor(ctx context.Context, kube kubernetes.Interface, ns string, n, qps int, due time.Time) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	tick := time.NewTicker(time.Second / time.Duration(qps))
+	defer tick.Stop()
+	for i := range n {
+		<-tick.C
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, _ = kube.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("floor-%05d-%d", i, due.Unix())},
+				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+				}}},
+			}, metav1.CreateOptions{})
+		})
+	}
+	wg.Wait()
+}
+
+// requests sums apiserver_request_total over cronjobs and jobs.
+func requests(metrics string) float64 {
+	total := 0.0
+	for _, line := range strings.Split(metrics, "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		if !strings.Contains(line, `resource="cronjobs"`) && !strings.Contains(line, `resource="jobs"`) {
+			continue
+		}
+		if strings.Contains(line, `verb="WATCH"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+func cpuSeconds(p *exec.Cmd) float64 {
+	if p == nil {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data)[strings.LastIndexByte(string(data), ')')+2:])
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+func peakRSSMiB(p *exec.Cmd) float64 {
+	if p == nil {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// medians takes the median of each figure over the runs.
+func medians(runs []result) result {
+	med := func(get func(result) float64) float64 {
+		var xs []float64
+		for _, r := range runs {
+			xs = append(xs, get(r))
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	return result{
+		P50:               med(func(r result) float64 { return r.P50 }),
+		P99:               med(func(r result) float64 { return r.P99 }),
+		Max:               med(func(r result) float64 { return r.Max }),
+		Missing:           int(med(func(r result) float64 { return float64(r.Missing) })),
+		Duplicates:        int(med(func(r result) float64 { return float64(r.Duplicates) })),
+		CPUSeconds:        med(func(r result) float64 { return r.CPUSeconds }),
+		PeakRSSMiB:        med(func(r result) float64 { return r.PeakRSSMiB }),
+		RequestsPerFiring: med(func(r result) float64 { return r.RequestsPerFiring }),
+	}
+}
