@@ -197,8 +197,7 @@ func TestStartingDeadlineSkipsLateRun(t *testing.T) {
 	lenient := createCronJob(t, cronJob(ns, "lenient", "0 0 1 1 *", yearly))
 	longAgo := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	for _, cj := range []*cronv1.CronJob{strict, lenient} {
-		setLastScheduleTime(t, ns, cj.Name, longAgo)
-		updateSpec(t, ns, cj.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+		resumeAsIfLastRan(t, ns, cj.Name, longAgo)
 	}
 	newYear := time.Date(time.Now().UTC().Year(), 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -413,6 +412,14 @@ func updateSpec(t *testing.T, ns, name string, mutate func(*cronv1.CronJob)) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// resumeAsIfLastRan unsuspends a CronJob created suspended, after writing
+// that it last ran at last: the way to make runs due now without waiting.
+func resumeAsIfLastRan(t *testing.T, ns, name string, last metav1.Time) {
+	t.Helper()
+	setLastScheduleTime(t, ns, name, last)
+	updateSpec(t, ns, name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
 }
 
 // setLastScheduleTime writes status.lastScheduleTime through the status

@@ -62,8 +62,7 @@ func TestMissedRunsVisible(t *testing.T) {
 	}))
 	// As if the controller had been down for five hours.
 	lastHour := time.Now().UTC().Truncate(time.Hour)
-	setLastScheduleTime(t, ns, cj.Name, metav1.NewTime(lastHour.Add(-5*time.Hour)))
-	updateSpec(t, ns, cj.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	resumeAsIfLastRan(t, ns, cj.Name, metav1.NewTime(lastHour.Add(-5*time.Hour)))
 	eventually(t, 20*time.Second, "missed runs in status", func() (bool, string) {
 		cur := getCronJob(t, ns, cj.Name)
 		counts := map[string]int64{}
@@ -94,8 +93,7 @@ func TestScheduleEditStartsNothing(t *testing.T) {
 		cj.Spec.Suspend = ptr.To(true)
 	}))
 	newYear := time.Date(time.Now().UTC().Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	setLastScheduleTime(t, ns, cj.Name, metav1.NewTime(newYear))
-	updateSpec(t, ns, cj.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	resumeAsIfLastRan(t, ns, cj.Name, metav1.NewTime(newYear))
 	eventually(t, 20*time.Second, "the schedule observed", func() (bool, string) {
 		cur := getCronJob(t, ns, cj.Name)
 		return cur.Status.ResolvedSchedule == "0 0 1 1 *" && cur.Status.ObservedGeneration == cur.Generation, fmt.Sprintf("%+v", cur.Status)
@@ -147,8 +145,7 @@ func TestCatchUpAll(t *testing.T) {
 		cj.Spec.JobTemplate.Spec.Suspend = ptr.To(true)
 	}))
 	lastHour := time.Now().UTC().Truncate(time.Hour)
-	setLastScheduleTime(t, ns, cj.Name, metav1.NewTime(lastHour.Add(-5*time.Hour)))
-	updateSpec(t, ns, cj.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	resumeAsIfLastRan(t, ns, cj.Name, metav1.NewTime(lastHour.Add(-5*time.Hour)))
 	eventually(t, 20*time.Second, "three catch-up Jobs", func() (bool, string) {
 		times := scheduledTimes(t, jobsOf(t, ns, cj))
 		return len(times) == 3 && times[0].Equal(lastHour.Add(-2*time.Hour)) && times[2].Equal(lastHour), fmt.Sprint(times)

@@ -269,8 +269,7 @@ func TestHandEditedJobs(t *testing.T) {
 	if _, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	setLastScheduleTime(t, ns, squatted.Name, metav1.NewTime(newYear.AddDate(-1, 0, 0)))
-	updateSpec(t, ns, squatted.Name, func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	resumeAsIfLastRan(t, ns, squatted.Name, metav1.NewTime(newYear.AddDate(-1, 0, 0)))
 	eventually(t, 20*time.Second, "a FailedCreate warning", func() (bool, string) {
 		return hasEvent(t, ns, squatted.Name, corev1.EventTypeWarning, "FailedCreate")
 	})
