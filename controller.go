@@ -37,6 +37,7 @@ import (
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
+	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
 
@@ -75,6 +76,11 @@ const (
 // item a worker holds.
 const syncTimeout = time.Minute
 
+// ownWritesTTL bounds how long a write of ours stands in for the cache. An
+// informer normally catches up within a second; past this the cache (or a
+// live read) is trusted again.
+const ownWritesTTL = time.Minute
+
 // Controller turns CronJobs into Jobs on schedule.
 type Controller struct {
 	// jobs creates, reads and deletes Jobs on the API server.
@@ -90,6 +96,13 @@ type Controller struct {
 	cronJobLister listers.CronJobLister
 	// cachesSynced report whether both informers have listed once.
 	cachesSynced []cache.InformerSynced
+	// createdJobs and writtenCronJobs are this process's writes the caches
+	// may not show yet, so a sync reads its own writes.
+	createdJobs     *ownwrites.Store[*batchv1.Job]
+	writtenCronJobs *ownwrites.Store[*cronv1.CronJob]
+	// deferred holds statuses computed by syncs that started a Job while
+	// other CronJobs waited in the queue; see syncHandler.
+	deferred *deferredStatuses
 
 	// queue holds the CronJobs to sync; a CronJob waits in it (AddAfter)
 	// until its next scheduled time, so nothing polls.
@@ -133,6 +146,14 @@ func NewController(
 		cronJobLister: cronJobInformer.Lister(),
 		cachesSynced:  []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
 		clock:         clk,
+		createdJobs: ownwrites.New(clk, ownWritesTTL, func(j *batchv1.Job) types.UID {
+			if ref := job.ControllerOf(j); ref != nil {
+				return ref.UID
+			}
+			return ""
+		}),
+		writtenCronJobs: ownwrites.New[*cronv1.CronJob](clk, ownWritesTTL, nil),
+		deferred:        newDeferredStatuses(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
@@ -161,7 +182,7 @@ func NewController(
 	if _, err := cronJobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueCronJob,
 		UpdateFunc: c.updateCronJob,
-		DeleteFunc: c.enqueueCronJob,
+		DeleteFunc: c.deleteCronJob,
 	}); err != nil {
 		return nil, fmt.Errorf("adding CronJob handlers: %w", err)
 	}
@@ -245,6 +266,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Shutting down: waiting for workers to finish their items")
 	c.queue.ShutDown()
 	wg.Wait()
+	c.flushDeferred(ctx)
 	logger.Info("Workers stopped")
 	return nil
 }
@@ -310,10 +332,23 @@ func (c *Controller) enqueueCronJob(obj any) {
 // which change nothing, are skipped.
 func (c *Controller) updateCronJob(oldObj, newObj any) {
 	oldCJ, newCJ := oldObj.(*cronv1.CronJob), newObj.(*cronv1.CronJob)
+	c.writtenCronJobs.Seen(newCJ)
 	if oldCJ.ResourceVersion == newCJ.ResourceVersion {
 		return
 	}
 	c.enqueueCronJob(newCJ)
+}
+
+// deleteCronJob forgets what this process holds for a deleted CronJob and
+// queues it, so its sync sees it gone.
+func (c *Controller) deleteCronJob(obj any) {
+	key, err := cache.DeletionHandlingObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.writtenCronJobs.Forget(key)
+	c.queue.Add(key)
 }
 
 // addJob queues the owner of a new Job. A Job that arrives already being
@@ -324,6 +359,7 @@ func (c *Controller) addJob(obj any) {
 		c.deleteJob(j)
 		return
 	}
+	c.createdJobs.Seen(j)
 	c.enqueueOwner(j)
 }
 
@@ -331,6 +367,7 @@ func (c *Controller) addJob(obj any) {
 // the controller reference changed.
 func (c *Controller) updateJob(oldObj, newObj any) {
 	oldJob, newJob := oldObj.(*batchv1.Job), newObj.(*batchv1.Job)
+	c.createdJobs.Seen(newJob)
 	if oldJob.ResourceVersion == newJob.ResourceVersion {
 		return
 	}
@@ -356,6 +393,7 @@ func (c *Controller) deleteJob(obj any) {
 			return
 		}
 	}
+	c.createdJobs.Forget(cache.MetaObjectToName(j))
 	c.enqueueOwner(j)
 }
 
@@ -376,38 +414,91 @@ func (c *Controller) enqueueOwner(j *batchv1.Job) {
 // syncHandler brings one CronJob up to date: it reconciles its Jobs, starts
 // the run that is due, and writes the status once if it changed. It returns
 // how long until the CronJob must be looked at again (0: only on a change).
+//
+// A sync that started a Job while other CronJobs wait in the queue does not
+// write the status yet: it keeps it in c.deferred and queues the CronJob
+// again, behind them. When many CronJobs are due at once, every Job is
+// created before any status is written, so no Job waits behind another
+// CronJob's status write; the next sync writes the status it finds kept.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
 	cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
+		c.deferred.take(key, "")
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
+	cached = c.writtenCronJobs.Fresher(cached)
 	jobs, err := c.jobsOwnedBy(cached)
 	if err != nil {
 		return 0, err
 	}
 
 	cj := cached.DeepCopy()
-	requeueAfter, syncErr := c.syncCronJob(ctx, cj, jobs, c.clock.Now())
+	if status, ok := c.deferred.take(key, cached.UID); ok {
+		cj.Status = *status
+	}
+	requeueAfter, started, syncErr := c.syncCronJob(ctx, cj, jobs, c.clock.Now())
 
 	cj.Status.ActiveCount = int32(len(cj.Status.Active))
 	cj.Status.ObservedGeneration = cj.Generation
 	if equality.Semantic.DeepEqual(cached.Status, cj.Status) {
 		return requeueAfter, syncErr
 	}
-	if _, err := c.cronJobs.UpdateStatus(ctx, cj); err != nil {
+	if started && c.queue.Len() > 0 && !c.queue.ShuttingDown() {
+		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
+		c.deferred.put(key, cj.UID, &cj.Status)
+		c.queue.Add(key)
+		return requeueAfter, syncErr
+	}
+	if err := c.writeStatus(ctx, cj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return 0, syncErr
 		}
+		// Keep what was decided (counted misses, conditions): the retry
+		// starts from it rather than deciding it again.
+		c.deferred.put(key, cj.UID, &cj.Status)
 		return 0, errors.Join(syncErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
 	return requeueAfter, syncErr
 }
 
-// jobsOwnedBy returns the Jobs controlled by cj, from the UID index.
+// writeStatus writes cj's status and remembers the result until the cache
+// shows it.
+func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob) error {
+	updated, err := c.cronJobs.UpdateStatus(ctx, cj)
+	if err != nil {
+		return err
+	}
+	if stripped, err := stripManagedFields(updated); err == nil {
+		c.writtenCronJobs.Wrote(stripped.(*cronv1.CronJob))
+	}
+	return nil
+}
+
+// flushDeferred writes the statuses still deferred when the workers stop,
+// so a clean shutdown leaves every Job it created recorded. (After a crash
+// the next leader adopts those Jobs from their scheduled-at annotation.)
+func (c *Controller) flushDeferred(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for key, d := range c.deferred.drain() {
+		cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
+		if err != nil || cached.UID != d.uid {
+			continue
+		}
+		cj := c.writtenCronJobs.Fresher(cached).DeepCopy()
+		cj.Status = *d.status
+		if err := c.writeStatus(ctx, cj); err != nil {
+			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
+		}
+	}
+}
+
+// jobsOwnedBy returns the Jobs controlled by cj: those in the UID index,
+// and those this process created that the cache does not show yet.
 func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*batchv1.Job, error) {
 	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
 	if err != nil {
@@ -419,35 +510,41 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*batchv1.Job, error) {
 			jobs = append(jobs, j)
 		}
 	}
+	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
+		if !slices.ContainsFunc(jobs, func(cached *batchv1.Job) bool { return cached.UID == j.UID }) {
+			jobs = append(jobs, j)
+		}
+	}
 	return jobs, nil
 }
 
 // syncCronJob does the work of a sync on cj, a private copy whose status it
 // updates in place. jobs are the Jobs cj controls.
-func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job, now time.Time) (time.Duration, error) {
+// started says whether it created the Job of a scheduled run.
+func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job, now time.Time) (_ time.Duration, started bool, _ error) {
 	logger := klog.FromContext(ctx)
 	if err := c.reconcileActive(ctx, cj, jobs); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	c.pruneHistory(ctx, cj, jobs)
 
 	if cj.DeletionTimestamp != nil {
-		return 0, nil
+		return 0, false, nil
 	}
 	if value := cj.Annotations[cronv1.RunNowAnnotation]; value != "" && value != cj.Status.LastRunNow {
 		if retry, err := c.runNow(ctx, cj, value); err != nil && retry {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
 	if err != nil {
 		c.scheduleInvalid(ctx, cj, err, now)
-		return 0, nil
+		return 0, false, nil
 	}
 	sched, err := schedule.Parse(resolved, cj.Spec.TimeZone)
 	if err != nil {
 		c.scheduleInvalid(ctx, cj, err, now)
-		return 0, nil
+		return 0, false, nil
 	}
 	c.setCondition(cj, cronv1.ConditionScheduleValid, metav1.ConditionTrue, reasonScheduleValid, "", now)
 	observeSchedule(cj, resolved, now)
@@ -455,19 +552,19 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
 		logger.V(4).Info("Suspended: no run started")
 		cj.Status.NextScheduleTime = nil
-		return 0, nil
+		return 0, false, nil
 	}
 
 	due, err := sched.MostRecent(schedule.Earliest(cj), now)
 	if err != nil {
 		c.scheduleInvalid(ctx, cj, &schedule.Error{Reason: schedule.ReasonInvalidSchedule, Message: fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, err)}, now)
-		return 0, nil
+		return 0, false, nil
 	}
 	cj.Status.NextScheduleTime = timeOrNil(due.Next)
 	requeueAfter := untilNext(due, now)
 	if due.Time.IsZero() {
 		logger.V(4).Info("Nothing due", "next", due.Next)
-		return requeueAfter, nil
+		return requeueAfter, false, nil
 	}
 	// The run to consider: the most recent due time, or under catchUpPolicy
 	// All the oldest missed one still to start.
@@ -498,11 +595,11 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		if recordMissed(cj, cronv1.MissedDeadlineExceeded, run, 1) {
 			c.recorder.Event(cj, corev1.EventTypeWarning, ReasonMissSchedule, msg)
 		}
-		return requeueAfter, nil
+		return requeueAfter, false, nil
 	}
 	name := job.Name(cj.Name, run)
 	if slices.ContainsFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.Name == name }) {
-		return requeueAfter, nil
+		return requeueAfter, false, nil
 	}
 	if cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
 		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", run)
@@ -511,22 +608,22 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs [
 		if recordMissed(cj, cronv1.MissedConcurrencyForbidden, run, 1) {
 			c.recorder.Event(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, msg)
 		}
-		return requeueAfter, nil
+		return requeueAfter, false, nil
 	}
 	if cj.Spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent {
 		if err := c.deleteActive(ctx, cj); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	retry, err := c.startJob(ctx, cj, run, sched.Location())
 	if err != nil && retry {
-		return 0, err
+		return 0, false, err
 	}
 	if catchingUp && err == nil {
 		// Come straight back for the next missed run.
-		return catchUpPause, nil
+		return catchUpPause, true, nil
 	}
-	return requeueAfter, nil
+	return requeueAfter, err == nil, nil
 }
 
 // catchUpPause is the wait between starting one missed run and the next
@@ -637,7 +734,7 @@ func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *batchv1.J
 		return
 	}
 	if cj.Status.LastScheduleTime == nil || at.After(cj.Status.LastScheduleTime.Time) {
-		cj.Status.LastScheduleTime = &metav1.Time{Time: at}
+		c.recordStarted(cj, j, at)
 	}
 }
 
@@ -672,6 +769,9 @@ func (c *Controller) deleteActive(ctx context.Context, cj *cronv1.CronJob) error
 // already gone is not an error.
 func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, name, uid, reason string) error {
 	err := c.jobs.Delete(ctx, cj.Namespace, name, types.UID(uid))
+	if err == nil || apierrors.IsNotFound(err) {
+		c.createdJobs.Forget(cache.ObjectName{Namespace: cj.Namespace, Name: name})
+	}
 	switch {
 	case err == nil:
 		metrics.JobsDeleted.WithLabelValues(reason).Inc()
@@ -710,9 +810,15 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *ba
 	if err == nil {
 		return c.existingJob(ctx, cj, existing, what)
 	}
+	if mine, ok := c.createdJobs.Get(cache.MetaObjectToName(want)); ok {
+		return c.existingJob(ctx, cj, mine, what)
+	}
 	created, err := c.jobs.Create(ctx, want)
 	switch {
 	case err == nil:
+		if stripped, err := job.StripForCache(created.DeepCopy()); err == nil {
+			c.createdJobs.Wrote(stripped.(*batchv1.Job))
+		}
 		metrics.JobsCreated.Inc()
 		if at, ok := job.ScheduledAt(created); ok {
 			// The API server's creationTimestamp has whole seconds; the clock
@@ -847,4 +953,50 @@ func timeOrNil(t time.Time) *metav1.Time {
 		return nil
 	}
 	return &metav1.Time{Time: t}
+}
+
+// deferredStatuses holds, per CronJob, a status a sync decided but did not
+// write yet, with the UID of the CronJob it belongs to.
+type deferredStatuses struct {
+	mu      sync.Mutex
+	entries map[cache.ObjectName]deferredStatus
+}
+
+type deferredStatus struct {
+	uid    types.UID
+	status *cronv1.CronJobStatus
+}
+
+func newDeferredStatuses() *deferredStatuses {
+	return &deferredStatuses{entries: map[cache.ObjectName]deferredStatus{}}
+}
+
+// put keeps status for the CronJob key with this UID.
+func (d *deferredStatuses) put(key cache.ObjectName, uid types.UID, status *cronv1.CronJobStatus) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.entries[key] = deferredStatus{uid: uid, status: status.DeepCopy()}
+}
+
+// take removes and returns the status kept for key if it belongs to the
+// CronJob with this UID; one kept for an earlier CronJob of the same name
+// is dropped.
+func (d *deferredStatuses) take(key cache.ObjectName, uid types.UID) (*cronv1.CronJobStatus, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.entries[key]
+	delete(d.entries, key)
+	if !ok || e.uid != uid {
+		return nil, false
+	}
+	return e.status, true
+}
+
+// drain removes and returns everything kept.
+func (d *deferredStatuses) drain() map[cache.ObjectName]deferredStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := d.entries
+	d.entries = map[cache.ObjectName]deferredStatus{}
+	return out
 }

@@ -1252,3 +1252,131 @@ func catchUp(p cronv1.CatchUpPolicy, limit *int32) func(*cronv1.CronJob) {
 		cj.Spec.CatchUpLimit = limit
 	}
 }
+
+// When other CronJobs wait in the queue, a sync that starts a Job leaves its
+// status write for later, behind them; the later sync writes the status it
+// kept, without creating or reading the Job again although no cache has
+// seen it.
+func TestStatusWriteWaitsBehindQueuedCronJobs(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	other := cache.ObjectName{Namespace: "default", Name: "other"}
+	c.queue.Add(other)
+
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false), []string{"create jobs default/" + jobName(topOfHour)}; !slices.Equal(got, want) {
+		t.Fatalf("first sync did %q, want only %q", got, want)
+	}
+	if got := c.queue.Len(); got != 2 {
+		t.Fatalf("queue holds %d items, want the other CronJob and this one behind it", got)
+	}
+	if first, _ := c.queue.Get(); first != other {
+		t.Fatalf("queue head is %v, want the CronJob that was waiting", first)
+	}
+
+	f.kubeclient.ClearActions()
+	f.client.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false), []string{"update cronjobs/status default/cj"}; !slices.Equal(got, want) {
+		t.Fatalf("second sync did %q, want only %q", got, want)
+	}
+	st := f.writtenStatus().Status
+	if len(st.Active) != 1 || st.Active[0].Name != jobName(topOfHour) || st.ActiveCount != 1 {
+		t.Errorf("active = %+v (count %d), want the new Job", st.Active, st.ActiveCount)
+	}
+	if st.LastScheduleTime == nil || !st.LastScheduleTime.Equal(&metav1.Time{Time: topOfHour}) {
+		t.Errorf("lastScheduleTime = %v, want %v", st.LastScheduleTime, topOfHour)
+	}
+	if cond := meta.FindStatusCondition(st.Conditions, cronv1.ConditionLastRunStarted); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("LastRunStarted = %+v, want True", cond)
+	}
+	if got := f.events(); !slices.Equal(got, []string{"Normal " + ReasonSuccessfulCreate}) {
+		t.Errorf("events %q, want one SuccessfulCreate", got)
+	}
+}
+
+// With nothing else queued the status is written in the same sync.
+func TestStatusWrittenAtOnceWhenNothingWaits(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"}
+	if got := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false); !slices.Equal(got, want) {
+		t.Errorf("sync did %q, want %q", got, want)
+	}
+}
+
+// A sync that runs before the informers have seen the previous sync's
+// writes (the Job it created, the status it wrote) reads those writes: it
+// makes no request at all, where a stale cache alone would mean a live GET
+// of the Job and a conflicting status write.
+func TestSyncReadsItsOwnWrites(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(func(cj *cronv1.CronJob) { cj.ResourceVersion = "1" })
+	c, _, _ := f.newController(ctx)
+	// Like the API server, the write returns a newer resource version.
+	f.client.PrependReactor("update", "cronjobs", func(a core.Action) (bool, runtime.Object, error) {
+		cj := a.(core.UpdateAction).GetObject().(*cronv1.CronJob).DeepCopy()
+		cj.ResourceVersion = "2"
+		return true, cj, nil
+	})
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if f.writtenStatus() == nil {
+		t.Fatal("the first sync wrote no status; the case tests nothing")
+	}
+
+	f.kubeclient.ClearActions()
+	f.client.ClearActions()
+	f.clock.Step(time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false); len(got) > 0 {
+		t.Errorf("a sync on caches behind its own writes did %q, want nothing", got)
+	}
+
+	// Once the cache shows a newer version than the write, the cache wins.
+	newer := f.cronJob.DeepCopy()
+	newer.ResourceVersion = "1000"
+	newer.Spec.Suspend = ptr.To(true)
+	if got := c.writtenCronJobs.Fresher(newer); got != newer {
+		t.Errorf("Fresher returned %s, want the cache's newer version", got.ResourceVersion)
+	}
+}
+
+// A status still deferred when the workers stop is written before Run
+// returns.
+func TestDeferredStatusFlushedAtShutdown(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if f.writtenStatus() != nil {
+		t.Fatal("status written at once; the case tests nothing")
+	}
+	c.flushDeferred(ctx)
+	st := f.writtenStatus()
+	if st == nil || len(st.Status.Active) != 1 || st.Status.Active[0].Name != jobName(topOfHour) {
+		t.Fatalf("flushed status = %+v, want the new Job active", st)
+	}
+}

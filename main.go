@@ -49,6 +49,7 @@ type options struct {
 
 	metricsAddr string
 	healthAddr  string
+	profiling   bool
 
 	leaderElect          bool
 	leaseDuration        time.Duration
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.kubeAPIBurst, "kube-api-burst", 2000, "Requests to the API server allowed in a burst above -kube-api-qps.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of /metrics; 0 disables it.")
 	flag.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
+	flag.BoolVar(&o.profiling, "profiling", false, "Serve Go's /debug/pprof profiles on the -metrics-bind-address.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Run as one of several replicas: only the holder of a Lease works.")
 	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking over.")
 	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leading.")
@@ -140,7 +142,7 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := httpserver.Start(ctx, httpserver.Config{
 		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
-		Gatherer: registry, Ready: controller.HasSynced,
+		Gatherer: registry, Ready: controller.HasSynced, Profiling: o.profiling,
 	}); err != nil {
 		return err
 	}

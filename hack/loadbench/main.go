@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -53,8 +54,13 @@ type result struct {
 	CPUSeconds float64 `json:"cpuSeconds"`
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
 	// RequestsPerFiring counts API requests on cronjobs and jobs (not the
-	// job controller's, which is off) divided by N.
+	// job controller's, which is off) divided by N, from the minute before
+	// the firing until the controller has gone quiet; WritesPerFiring the
+	// creates, updates, patches and deletes among them. Lists counts LIST
+	// requests in that window (an informer that relists shows here).
 	RequestsPerFiring float64   `json:"requestsPerFiring"`
+	WritesPerFiring   float64   `json:"writesPerFiring"`
+	Lists             float64   `json:"lists"`
 	Skews             []float64 `json:"skews"`
 }
 
@@ -140,6 +146,10 @@ func run(counts string, repeats, qps int, only, jsonOut string) error {
 	if err != nil {
 		return err
 	}
+	// The floor's client is limited like the controllers' at -qps.
+	floorCfg := rest.CopyConfig(cfg)
+	floorCfg.QPS, floorCfg.Burst = float32(qps), qps
+	floorKube := kubernetes.NewForConfigOrDie(floorCfg)
 	cfg.QPS, cfg.Burst = 5000, 5000
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	cron := clientset.NewForConfigOrDie(cfg)
@@ -153,8 +163,8 @@ func run(counts string, repeats, qps int, only, jsonOut string) error {
 	}
 
 	var all []result
-	fmt.Println("| variant | N | p50 skew | p99 skew | max skew | missing | duplicates | CPU s | peak RSS MiB | requests/firing |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| variant | N | p50 skew | p99 skew | max skew | missing | duplicates | CPU s | peak RSS MiB | requests/firing | writes/firing | LISTs |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, nText := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(nText)
 		if err != nil {
@@ -164,7 +174,7 @@ func run(counts string, repeats, qps int, only, jsonOut string) error {
 			var runs []result
 			for i := range repeats {
 				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d of %d\n", v.name, n, i+1, repeats)
-				r, err := runOnce(ctx, cluster, kube, cron, v, n, qps)
+				r, err := runOnce(ctx, cluster, kube, floorKube, cron, v, n)
 				if err != nil {
 					return err
 				}
@@ -172,8 +182,8 @@ func run(counts string, repeats, qps int, only, jsonOut string) error {
 				all = append(all, r)
 			}
 			m := medians(runs)
-			fmt.Printf("| %s | %d | %.2f s | %.2f s | %.2f s | %d | %d | %.1f | %.0f | %.2f |\n",
-				v.name, n, m.P50, m.P99, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.PeakRSSMiB, m.RequestsPerFiring)
+			fmt.Printf("| %s | %d | %.2f s | %.2f s | %.2f s | %d | %d | %.1f | %.0f | %.2f | %.2f | %.0f |\n",
+				v.name, n, m.P50, m.P99, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.PeakRSSMiB, m.RequestsPerFiring, m.WritesPerFiring, m.Lists)
 		}
 	}
 	if jsonOut != "" {
@@ -209,7 +219,7 @@ func startKCM(path, kubeconfig string, extra ...string) (*exec.Cmd, error) {
 }
 
 // runOnce is one run of one variant: see the package comment.
-func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes.Interface, cron clientset.Interface, v variant, n, qps int) (result, error) {
+func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube kubernetes.Interface, cron clientset.Interface, v variant, n int) (result, error) {
 	r := result{Variant: v.name, N: n}
 	ns := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -237,8 +247,9 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}()
 	}
 
-	// Create the CronJobs early in a minute, so all are due at its end.
-	for time.Now().Second() > 5 {
+	// Create the CronJobs early enough in a minute that all exist well
+	// before its end, when they are all due; more CronJobs take longer.
+	for time.Now().Second() > latestStartSecond(n) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	if v.start != nil {
@@ -247,7 +258,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}
 	}
 	due := time.Now().Truncate(time.Minute).Add(time.Minute)
-	if time.Until(due) < 5*time.Second {
+	if time.Until(due) < 10*time.Second {
 		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v", n, due)
 	}
 
@@ -263,7 +274,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	cpuBefore := cpuSeconds(proc)
 	if v.start == nil {
 		time.Sleep(time.Until(due))
-		go floor(ctx, kube, ns, n, qps, due)
+		go floor(ctx, floorKube, ns, n, due)
 	}
 
 	seen := map[string]time.Time{}
@@ -292,7 +303,9 @@ collect:
 			break collect
 		}
 	}
-	after, err := cluster.APIServerMetrics(ctx)
+	// Status writes may follow the Jobs: count until the controller has
+	// made no request on cronjobs or jobs for three seconds.
+	after, err := settled(ctx, cluster)
 	if err != nil {
 		return r, err
 	}
@@ -307,7 +320,10 @@ collect:
 	}
 	slices.Sort(r.Skews)
 	r.P50, r.P99, r.Max = quantile(r.Skews, 0.5), quantile(r.Skews, 0.99), quantile(r.Skews, 1)
-	r.RequestsPerFiring = (requests(after) - requests(before)) / float64(n)
+	b, a := requests(before), requests(after)
+	r.RequestsPerFiring = (a.all - b.all) / float64(n)
+	r.WritesPerFiring = (a.writes - b.writes) / float64(n)
+	r.Lists = a.lists - b.lists
 	return r, nil
 }
 
@@ -349,14 +365,42 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 	return <-errs
 }
 
-// floor creates n Jobs at due as fast as qps and the API server allow.
-func floor(ctx context.Context, kube kubernetes.Interface, ns string, n, qps int, due time.Time) {
+// latestStartSecond is the last second of a minute at which a run may
+// start creating n CronJobs to have them all in place by the minute's end.
+func latestStartSecond(n int) int {
+	return max(45-n/250, 5)
+}
+
+// settled waits until the request counters on cronjobs and jobs stop
+// moving for three seconds (at most a minute) and returns the metrics then.
+func settled(ctx context.Context, cluster *localcluster.Cluster) (string, error) {
+	last, err := cluster.APIServerMetrics(ctx)
+	if err != nil {
+		return "", err
+	}
+	quiet := 0
+	for start := time.Now(); quiet < 3 && time.Since(start) < time.Minute; {
+		time.Sleep(time.Second)
+		now, err := cluster.APIServerMetrics(ctx)
+		if err != nil {
+			return "", err
+		}
+		if requests(now) == requests(last) {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		last = now
+	}
+	return last, nil
+}
+
+// floor creates n Jobs at due as fast as the API server and a client
+// limited like the controllers (QPS and burst qps) allow.
+func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
-	tick := time.NewTicker(time.Second / time.Duration(qps))
-	defer tick.Stop()
 	for i := range n {
-		<-tick.C
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -371,9 +415,12 @@ func floor(ctx context.Context, kube kubernetes.Interface, ns string, n, qps int
 	wg.Wait()
 }
 
+// counts are API requests on cronjobs and jobs, WATCH excepted.
+type counts struct{ all, writes, lists float64 }
+
 // requests sums apiserver_request_total over cronjobs and jobs.
-func requests(metrics string) float64 {
-	total := 0.0
+func requests(metrics string) counts {
+	var total counts
 	for _, line := range strings.Split(metrics, "\n") {
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
 			continue
@@ -386,8 +433,16 @@ func requests(metrics string) float64 {
 		}
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err == nil {
-			total += v
+		if err != nil {
+			continue
+		}
+		total.all += v
+		switch {
+		case strings.Contains(line, `verb="LIST"`):
+			total.lists += v
+		case strings.Contains(line, `verb="POST"`), strings.Contains(line, `verb="PUT"`),
+			strings.Contains(line, `verb="PATCH"`), strings.Contains(line, `verb="DELETE"`):
+			total.writes += v
 		}
 	}
 	return total
@@ -451,5 +506,7 @@ func medians(runs []result) result {
 		CPUSeconds:        med(func(r result) float64 { return r.CPUSeconds }),
 		PeakRSSMiB:        med(func(r result) float64 { return r.PeakRSSMiB }),
 		RequestsPerFiring: med(func(r result) float64 { return r.RequestsPerFiring }),
+		WritesPerFiring:   med(func(r result) float64 { return r.WritesPerFiring }),
+		Lists:             med(func(r result) float64 { return r.Lists }),
 	}
 }

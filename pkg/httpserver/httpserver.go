@@ -1,4 +1,5 @@
-// Package httpserver serves the controller's /metrics, /healthz and /readyz.
+// Package httpserver serves the controller's /metrics, /healthz and /readyz,
+// and /debug/pprof when asked.
 package httpserver
 
 import (
@@ -7,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +27,8 @@ type Config struct {
 	Gatherer    prometheus.Gatherer
 	// Ready reports readiness for /readyz (caches synced).
 	Ready func() bool
+	// Profiling adds Go's /debug/pprof handlers beside /metrics.
+	Profiling bool
 }
 
 // Start listens on the configured addresses and serves until ctx ends. It
@@ -38,7 +42,17 @@ func Start(ctx context.Context, cfg Config) error {
 		return muxes[addr]
 	}
 	if cfg.MetricsAddr != Disabled && cfg.MetricsAddr != "" {
-		mux(cfg.MetricsAddr).Handle("/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+		m := mux(cfg.MetricsAddr)
+		m.Handle("/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+		if cfg.Profiling {
+			// Registered by hand: the package's init adds them to
+			// http.DefaultServeMux, which this server does not use.
+			m.HandleFunc("/debug/pprof/", pprof.Index)
+			m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 	}
 	if cfg.HealthAddr != Disabled && cfg.HealthAddr != "" {
 		m := mux(cfg.HealthAddr)

@@ -1,0 +1,121 @@
+package ownwrites
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+func obj(name, rv string, owner types.UID) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv, UID: types.UID("uid-" + name)}}
+	if owner != "" {
+		j.OwnerReferences = []metav1.OwnerReference{{UID: owner, Controller: new(true)}}
+	}
+	return j
+}
+
+func ownerOf(j *batchv1.Job) types.UID {
+	if ref := metav1.GetControllerOf(j); ref != nil {
+		return ref.UID
+	}
+	return ""
+}
+
+func newStore() (*Store[*batchv1.Job], *testingclock.FakeClock) {
+	clk := testingclock.NewFakeClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	return New(clk, time.Minute, ownerOf), clk
+}
+
+func TestFresherPrefersTheNewerVersion(t *testing.T) {
+	s, _ := newStore()
+	written := obj("a", "20", "")
+	s.Wrote(written)
+
+	if got := s.Fresher(obj("a", "10", "")); got != written {
+		t.Errorf("cache at 10, write at 20: got version %s, want the write", got.ResourceVersion)
+	}
+	caughtUp := obj("a", "20", "")
+	if got := s.Fresher(caughtUp); got != caughtUp {
+		t.Errorf("cache caught up: got %p, want the cache's object", got)
+	}
+	if s.Len() != 0 {
+		t.Errorf("a write the cache covers is still held (%d entries)", s.Len())
+	}
+}
+
+func TestOlderWriteIsIgnored(t *testing.T) {
+	s, _ := newStore()
+	s.Wrote(obj("a", "30", ""))
+	s.Wrote(obj("a", "20", ""))
+	if got := s.Fresher(obj("a", "10", "")); got.ResourceVersion != "30" {
+		t.Errorf("got version %s, want 30: a late, older write must not replace a newer one", got.ResourceVersion)
+	}
+}
+
+func TestIncomparableVersionsTrustTheCache(t *testing.T) {
+	s, _ := newStore()
+	s.Wrote(obj("a", "20", ""))
+	cached := obj("a", "not-a-number", "")
+	if got := s.Fresher(cached); got != cached {
+		t.Error("versions that cannot be compared must leave the cache's object")
+	}
+}
+
+func TestEntriesExpire(t *testing.T) {
+	s, clk := newStore()
+	s.Wrote(obj("a", "20", "owner"))
+	clk.Step(59 * time.Second)
+	if _, ok := s.Get(cache.ObjectName{Namespace: "ns", Name: "a"}); !ok {
+		t.Fatal("entry gone before its TTL")
+	}
+	clk.Step(time.Second)
+	if _, ok := s.Get(cache.ObjectName{Namespace: "ns", Name: "a"}); ok {
+		t.Error("entry outlived its TTL")
+	}
+	if got := s.OwnedBy("owner"); len(got) != 0 {
+		t.Errorf("OwnedBy returned %d expired entries", len(got))
+	}
+}
+
+func TestExpiredEntriesAreSwept(t *testing.T) {
+	s, clk := newStore()
+	for i := range sweepEvery - 1 {
+		s.Wrote(obj(fmt.Sprintf("old-%d", i), "5", "owner"))
+	}
+	clk.Step(2 * time.Minute)
+	s.Wrote(obj("new", "6", "owner"))
+	if got := s.Len(); got != 1 {
+		t.Errorf("%d entries after a sweep, want only the unexpired one", got)
+	}
+}
+
+func TestOwnedByAndSeen(t *testing.T) {
+	s, _ := newStore()
+	s.Wrote(obj("a", "20", "cj1"))
+	s.Wrote(obj("b", "21", "cj1"))
+	s.Wrote(obj("c", "22", "cj2"))
+	if got := len(s.OwnedBy("cj1")); got != 2 {
+		t.Fatalf("OwnedBy(cj1) = %d objects, want 2", got)
+	}
+	s.Seen(obj("a", "19", "cj1")) // an older version: the write still stands
+	if got := len(s.OwnedBy("cj1")); got != 2 {
+		t.Errorf("an older version in the cache dropped a write: %d left", got)
+	}
+	s.Seen(obj("a", "20", "cj1"))
+	s.Forget(cache.ObjectName{Namespace: "ns", Name: "b"})
+	if got := s.OwnedBy("cj1"); len(got) != 0 {
+		t.Errorf("OwnedBy(cj1) = %d objects after Seen and Forget, want none", len(got))
+	}
+	if got := s.OwnedBy("cj2"); len(got) != 1 || got[0].Name != "c" {
+		t.Errorf("OwnedBy(cj2) = %v, want c", got)
+	}
+	if s.Len() != 1 {
+		t.Errorf("%d entries held, want 1", s.Len())
+	}
+}
