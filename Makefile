@@ -68,15 +68,19 @@ verify: $(CONTROLLER_GEN)
 soak: cluster-binaries
 	go test -race -count=1 -timeout 60m -v -run 'TestSurvives' ./pkg/e2e -args -soak
 
-LOAD_N       ?= 500,2000
+LOAD_N       ?= 500,2000,5000
 LOAD_REPEATS ?= 3
 LOAD_QPS     ?= 500
+LOAD_MEMORY  ?= 10000,20000
 
 ## bench: Go benchmarks (sync handler, schedule arithmetic), then the load
-## benchmark against kube-controller-manager on the embedded control plane.
+## benchmark against kube-controller-manager on the embedded control plane
+## and the memory benchmark (LOAD_MEMORY CronJobs,Jobs cached), then the
+## skew plot (docs/skew.png). About 90 minutes on a 2-core machine.
 bench: cluster-binaries
 	go test -run '^$$' -bench . -benchmem ./...
-	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -json _output/loadbench.json
+	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -memory $(LOAD_MEMORY) -json _output/loadbench.json | tee _output/loadbench.md
+	cd hack/skewplot && go run . -in $(CURDIR)/_output/loadbench.json -out $(CURDIR)/docs/skew.png
 
 clean:
 	rm -rf _output

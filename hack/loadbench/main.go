@@ -79,14 +79,15 @@ func main() {
 	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
 	only := flag.String("variants", "", "comma-separated subset of variants to run (default all)")
 	jsonOut := flag.String("json", "", "write every run's figures here")
+	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
 	flag.Parse()
-	if err := run(*ns, *repeats, *qps, *only, *jsonOut); err != nil {
+	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(counts string, repeats, qps int, only, jsonOut string) error {
+func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	ctx := context.Background()
 	root, err := os.Getwd()
 	if err != nil {
@@ -163,9 +164,22 @@ func run(counts string, repeats, qps int, only, jsonOut string) error {
 	}
 
 	var all []result
-	fmt.Println("| variant | N | p50 skew | p99 skew | max skew | missing | duplicates | CPU s | peak RSS MiB | requests/firing | writes/firing | LISTs |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	defer func() {
+		if jsonOut == "" || len(all) == 0 {
+			return
+		}
+		if data, err := json.MarshalIndent(all, "", " "); err == nil {
+			_ = os.WriteFile(jsonOut, data, 0o644)
+		}
+	}()
+	if counts != "" {
+		fmt.Println("| variant | N | p50 skew | p99 skew | max skew | missing | duplicates | CPU s | peak RSS MiB | requests/firing | writes/firing | LISTs |")
+		fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	}
 	for _, nText := range strings.Split(counts, ",") {
+		if nText == "" {
+			continue
+		}
 		n, err := strconv.Atoi(nText)
 		if err != nil {
 			return err
@@ -186,13 +200,22 @@ func run(counts string, repeats, qps int, only, jsonOut string) error {
 				v.name, n, m.P50, m.P99, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.PeakRSSMiB, m.RequestsPerFiring, m.WritesPerFiring, m.Lists)
 		}
 	}
-	if jsonOut != "" {
-		data, err := json.MarshalIndent(all, "", " ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(jsonOut, data, 0o644)
+	if memory == "" {
+		return nil
 	}
+	var nCron, nJobs int
+	if _, err := fmt.Sscanf(memory, "%d,%d", &nCron, &nJobs); err != nil {
+		return fmt.Errorf("-memory %q: want CRONJOBS,JOBS", memory)
+	}
+	m, err := memoryBench(ctx, cluster, kube, cron, ours, nCron, nJobs)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Println("| CronJobs | Jobs | RSS empty MiB | RSS after sync MiB | peak RSS MiB | heap in use MiB (empty) | bytes/object (RSS) | bytes/object (heap) | ready and quiet after | idle CPU |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Printf("| %d | %d | %.0f | %.0f | %.0f | %.0f (%.0f) | %.0f | %.0f | %.0f s | %.2f %% |\n", m.CronJobs, m.Jobs, m.EmptyRSSMiB, m.RSSMiB, m.PeakMiB,
+		m.HeapInuseMiB, m.EmptyHeapMiB, m.BytesPerObject, m.HeapPerObject, m.SyncSeconds, m.IdleCPUPercent)
 	return nil
 }
 
@@ -267,7 +290,10 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 		return r, err
 	}
 	defer w.Stop()
-	before, err := cluster.APIServerMetrics(ctx)
+	// The window of counted requests opens once the first syncs of the new
+	// CronJobs (and any garbage collection after the previous run) are
+	// over, so it holds the firing alone.
+	before, err := settled(ctx, cluster, due.Add(-2*time.Second))
 	if err != nil {
 		return r, err
 	}
@@ -305,7 +331,7 @@ collect:
 	}
 	// Status writes may follow the Jobs: count until the controller has
 	// made no request on cronjobs or jobs for three seconds.
-	after, err := settled(ctx, cluster)
+	after, err := settled(ctx, cluster, time.Now().Add(time.Minute))
 	if err != nil {
 		return r, err
 	}
@@ -372,14 +398,14 @@ func latestStartSecond(n int) int {
 }
 
 // settled waits until the request counters on cronjobs and jobs stop
-// moving for three seconds (at most a minute) and returns the metrics then.
-func settled(ctx context.Context, cluster *localcluster.Cluster) (string, error) {
+// moving for three seconds (or until deadline) and returns the metrics then.
+func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.Time) (string, error) {
 	last, err := cluster.APIServerMetrics(ctx)
 	if err != nil {
 		return "", err
 	}
 	quiet := 0
-	for start := time.Now(); quiet < 3 && time.Since(start) < time.Minute; {
+	for quiet < 3 && time.Until(deadline) > time.Second {
 		time.Sleep(time.Second)
 		now, err := cluster.APIServerMetrics(ctx)
 		if err != nil {

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
+)
+
+// memoryResult is what the memory benchmark reports for one controller
+// process: its resident memory once its caches hold the objects and its
+// first syncs are done, against the same process on an empty cluster.
+type memoryResult struct {
+	CronJobs, Jobs  int
+	EmptyRSSMiB     float64
+	RSSMiB, PeakMiB float64
+	HeapInuseMiB    float64
+	EmptyHeapMiB    float64
+	BytesPerObject  float64 // RSS growth over the empty process, per cached object
+	HeapPerObject   float64 // heap growth, per cached object
+	SyncSeconds     float64 // from start until the controller went quiet
+	// IdleCPUPercent is the controller's CPU use over a minute after that,
+	// with nothing due, in percent of one core.
+	IdleCPUPercent float64
+}
+
+// memoryBench creates nCron CronJobs (nothing due for a year) and nJobs
+// Jobs they control, each with a realistic pod template, then measures
+// this controller with them all in its caches.
+func memoryBench(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes.Interface, cron clientset.Interface, ours string, nCron, nJobs int) (memoryResult, error) {
+	r := memoryResult{CronJobs: nCron, Jobs: nJobs}
+	empty, err := measureController(ctx, cluster, ours, 0)
+	if err != nil {
+		return r, err
+	}
+	r.EmptyRSSMiB, r.EmptyHeapMiB = empty.rss, empty.heap
+
+	ns := fmt.Sprintf("mem-%d", time.Now().Unix())
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return r, err
+	}
+	defer func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) }()
+	start := time.Now()
+	if err := createOwnedObjects(ctx, kube, cron, ns, nCron, nJobs); err != nil {
+		return r, err
+	}
+	fmt.Fprintf(os.Stderr, "loadbench: created %d CronJobs and %d Jobs in %v\n", nCron, nJobs, time.Since(start).Round(time.Second))
+
+	full, err := measureController(ctx, cluster, ours, time.Minute)
+	if err != nil {
+		return r, err
+	}
+	r.RSSMiB, r.PeakMiB, r.HeapInuseMiB, r.SyncSeconds = full.rss, full.peak, full.heap, full.settle.Seconds()
+	r.IdleCPUPercent = full.idleCPU
+	objects := float64(nCron + nJobs)
+	r.BytesPerObject = (full.rss - empty.rss) * (1 << 20) / objects
+	r.HeapPerObject = (full.heap - empty.heap) * (1 << 20) / objects
+	return r, nil
+}
+
+type processMemory struct {
+	rss, peak, heap float64 // MiB
+	settle          time.Duration
+	idleCPU         float64 // percent of a core over the idle window
+}
+
+// measureController starts the controller, waits until its caches have
+// synced and it has stopped making requests, reads its memory and then its
+// CPU use over idle, and stops it.
+func measureController(ctx context.Context, cluster *localcluster.Cluster, ours string, idle time.Duration) (processMemory, error) {
+	var m processMemory
+	metricsAddr, healthAddr := freePort(), freePort()
+	start := time.Now()
+	proc, err := startProcess(ours, "-kubeconfig", cluster.Kubeconfig, "-metrics-bind-address="+metricsAddr, "-health-probe-bind-address="+healthAddr)
+	if err != nil {
+		return m, err
+	}
+	defer func() {
+		_ = proc.Process.Signal(syscall.SIGTERM)
+		_ = proc.Wait()
+	}()
+	for !ok("http://" + healthAddr + "/readyz") {
+		if time.Since(start) > 5*time.Minute {
+			return m, fmt.Errorf("controller not ready after 5 minutes")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := settled(ctx, cluster, time.Now().Add(5*time.Minute)); err != nil {
+		return m, err
+	}
+	m.settle = time.Since(start)
+	m.rss, m.peak = procMemMiB(proc, "VmRSS:"), procMemMiB(proc, "VmHWM:")
+	m.heap = scrape("http://"+metricsAddr+"/metrics", "go_memstats_heap_inuse_bytes") / (1 << 20)
+	if idle > 0 {
+		before := cpuSeconds(proc)
+		time.Sleep(idle)
+		m.idleCPU = (cpuSeconds(proc) - before) / idle.Seconds() * 100
+	}
+	return m, nil
+}
+
+func freePort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func ok(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// scrape returns the value of an unlabelled metric, or 0.
+func scrape(url, name string) float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var sb strings.Builder
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	for _, line := range strings.Split(sb.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func procMemMiB(p *exec.Cmd, field string) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// podTemplate is a pod spec of the size real CronJobs carry: a few labels,
+// environment variables, resources, a volume.
+func podTemplate() corev1.PodTemplateSpec {
+	var env []corev1.EnvVar
+	for i := range 8 {
+		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("SETTING_%d", i), Value: fmt.Sprintf("value-of-setting-number-%d", i)})
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "report", "team": "data", "tier": "batch"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "report", Image: "registry.example.com/team/report:v1.2.3",
+				Command: []string{"/bin/report", "--since=24h", "--output=/data/out.json"},
+				Env:     env,
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+}
+
+// createOwnedObjects creates nCron CronJobs and nJobs Jobs spread over
+// them, each Job as this controller would have made it for a past run
+// (suspended, so no pods and no job controller are involved).
+func createOwnedObjects(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, nCron, nJobs int) error {
+	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: podTemplate()}}
+	cronJobs := make([]*cronv1.CronJob, nCron)
+	if err := parallel(nCron, func(i int) error {
+		cj, err := cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cj-%05d", i), Labels: map[string]string{"team": "data"}},
+			// Due once a year, on a day that is not today: nothing runs.
+			Spec: cronv1.CronJobSpec{Schedule: yearlyNotToday(), JobTemplate: tmpl},
+		}, metav1.CreateOptions{})
+		cronJobs[i] = cj
+		return err
+	}); err != nil {
+		return err
+	}
+	past := time.Now().Add(-24 * time.Hour).Truncate(time.Hour)
+	return parallel(nJobs, func(i int) error {
+		cj := cronJobs[i%nCron]
+		_, err := kube.BatchV1().Jobs(ns).Create(ctx, job.New(cj, past.Add(-time.Duration(i/nCron)*time.Hour), time.UTC), metav1.CreateOptions{})
+		return err
+	})
+}
+
+// yearlyNotToday is a schedule due once a year, far from today.
+func yearlyNotToday() string {
+	month := (int(time.Now().Month())+5)%12 + 1
+	return fmt.Sprintf("0 0 1 %d *", month)
+}
+
+func parallel(n int, f func(int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 64)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := f(i); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
