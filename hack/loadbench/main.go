@@ -17,7 +17,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,15 +73,22 @@ type variant struct {
 	start func(kubeconfig string) (*exec.Cmd, error)
 	// builtin: the CronJobs are batch/v1 CronJobs.
 	builtin bool
+	// pprofAddr, when set, serves the controller's /debug/pprof: each run
+	// saves a CPU profile of the firing.
+	pprofAddr string
 }
+
+// profileDir is where CPU profiles of the firings go (-profile).
+var profileDir string
 
 func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
 	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
-	only := flag.String("variants", "", "comma-separated subset of variants to run (default all)")
+	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all)")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
+	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing in this directory")
 	flag.Parse()
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -121,12 +130,18 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	}
 
 	q := strconv.Itoa(qps)
+	metricsFlags := []string{"-metrics-bind-address=0", "-health-probe-bind-address=0"}
+	var pprofAddr string
+	if profileDir != "" {
+		pprofAddr = freePort()
+		metricsFlags = []string{"-metrics-bind-address=" + pprofAddr, "-health-probe-bind-address=0", "-profiling"}
+	}
 	variants := []variant{
-		{name: "this controller, defaults", start: func(kc string) (*exec.Cmd, error) {
-			return startProcess(ours, "-kubeconfig", kc, "-metrics-bind-address=0", "-health-probe-bind-address=0")
+		{name: "this controller, defaults", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
+			return startProcess(ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
 		}},
-		{name: "this controller, QPS " + q, start: func(kc string) (*exec.Cmd, error) {
-			return startProcess(ours, "-kubeconfig", kc, "-metrics-bind-address=0", "-health-probe-bind-address=0", "-kube-api-qps="+q, "-kube-api-burst="+q)
+		{name: "this controller, QPS " + q, pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
+			return startProcess(ours, append([]string{"-kubeconfig", kc, "-kube-api-qps=" + q, "-kube-api-burst=" + q}, metricsFlags...)...)
 		}},
 		{name: "kube-controller-manager, defaults (QPS 20)", builtin: true, start: func(kc string) (*exec.Cmd, error) {
 			return startKCM(bins.ControllerManager, kc)
@@ -137,7 +152,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: "floor: plain client, QPS " + q},
 	}
 	if only != "" {
-		keep := strings.Split(only, ",")
+		keep := strings.Split(only, "|")
 		variants = slices.DeleteFunc(variants, func(v variant) bool {
 			return !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(v.name, k) })
 		})
@@ -298,6 +313,18 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 		return r, err
 	}
 	cpuBefore := cpuSeconds(proc)
+	if v.pprofAddr != "" {
+		profiled := make(chan struct{})
+		defer func() { <-profiled }()
+		go func() {
+			defer close(profiled)
+			time.Sleep(time.Until(due.Add(-time.Second)))
+			file := filepath.Join(profileDir, fmt.Sprintf("cpu-%s-n%d-%d.pb.gz", strings.NewReplacer(" ", "", ",", "-").Replace(v.name), n, due.Unix()))
+			if err := saveProfile("http://"+v.pprofAddr+"/debug/pprof/profile?seconds=10", file); err != nil {
+				fmt.Fprintln(os.Stderr, "loadbench: profile:", err)
+			}
+		}()
+	}
 	if v.start == nil {
 		time.Sleep(time.Until(due))
 		go floor(ctx, floorKube, ns, n, due)
@@ -389,6 +416,27 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// saveProfile downloads a pprof profile into file.
+func saveProfile(url, file string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // latestStartSecond is the last second of a minute at which a run may
