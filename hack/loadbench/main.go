@@ -37,6 +37,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	toolswatch "k8s.io/client-go/tools/watch"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -300,7 +302,17 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v", n, due)
 	}
 
-	w, err := kube.BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{})
+	// A watch the API server ends is resumed from the last version seen, so
+	// no Job goes unseen.
+	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return r, err
+	}
+	w, err := toolswatch.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
+		},
+	})
 	if err != nil {
 		return r, err
 	}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -38,7 +39,7 @@ var palette = []color.Color{
 }
 
 func main() {
-	in := flag.String("in", "_output/loadbench.json", "loadbench -json output")
+	in := flag.String("in", "_output/loadbench.json", "loadbench -json outputs, comma-separated")
 	out := flag.String("out", "docs/skew.png", "PNG to write")
 	flag.Parse()
 	if err := draw1(*in, *out); err != nil {
@@ -48,13 +49,17 @@ func main() {
 }
 
 func draw1(in, out string) error {
-	data, err := os.ReadFile(in)
-	if err != nil {
-		return err
-	}
 	var runs []run
-	if err := json.Unmarshal(data, &runs); err != nil {
-		return err
+	for _, file := range strings.Split(in, ",") {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		var more []run
+		if err := json.Unmarshal(data, &more); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		runs = append(runs, more...)
 	}
 	var ns []int
 	var variants []string
