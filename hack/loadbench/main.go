@@ -167,6 +167,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	// The floor's client is limited like the controllers' at -qps.
 	floorCfg := rest.CopyConfig(cfg)
 	floorCfg.QPS, floorCfg.Burst = float32(qps), qps
+	floorCfg.ContentType = "application/vnd.kubernetes.protobuf"
 	floorKube := kubernetes.NewForConfigOrDie(floorCfg)
 	cfg.QPS, cfg.Burst = 5000, 5000
 	kube := kubernetes.NewForConfigOrDie(cfg)
@@ -338,7 +339,6 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 		}()
 	}
 	if v.start == nil {
-		time.Sleep(time.Until(due))
 		go floor(ctx, floorKube, ns, n, due)
 	}
 
@@ -481,11 +481,18 @@ func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.T
 	return last, nil
 }
 
+// floorConcurrency is how many creates the floor keeps in flight: as many
+// as this controller's default workers.
+const floorConcurrency = 20
+
 // floor creates n Jobs at due as fast as the API server and a client
-// limited like the controllers (QPS and burst qps) allow.
+// limited like the controllers (QPS and burst qps, protobuf) allow.
 func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time) {
+	// Connect before the minute, as a controller's informers have.
+	_, _ = kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	time.Sleep(time.Until(due))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
+	sem := make(chan struct{}, floorConcurrency)
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
