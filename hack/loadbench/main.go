@@ -90,7 +90,7 @@ func main() {
 	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all)")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
-	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing in this directory")
+	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
 	flag.Parse()
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)

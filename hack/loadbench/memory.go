@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,7 +91,11 @@ func measureController(ctx context.Context, cluster *localcluster.Cluster, ours 
 	var m processMemory
 	metricsAddr, healthAddr := freePort(), freePort()
 	start := time.Now()
-	proc, err := startProcess(ours, "-kubeconfig", cluster.Kubeconfig, "-metrics-bind-address="+metricsAddr, "-health-probe-bind-address="+healthAddr)
+	args := []string{"-kubeconfig", cluster.Kubeconfig, "-metrics-bind-address=" + metricsAddr, "-health-probe-bind-address=" + healthAddr}
+	if profileDir != "" {
+		args = append(args, "-profiling")
+	}
+	proc, err := startProcess(ours, args...)
 	if err != nil {
 		return m, err
 	}
@@ -110,6 +115,12 @@ func measureController(ctx context.Context, cluster *localcluster.Cluster, ours 
 	m.settle = time.Since(start)
 	m.rss, m.peak = procMemMiB(proc, "VmRSS:"), procMemMiB(proc, "VmHWM:")
 	m.heap = scrape("http://"+metricsAddr+"/metrics", "go_memstats_heap_inuse_bytes") / (1 << 20)
+	if profileDir != "" {
+		file := filepath.Join(profileDir, fmt.Sprintf("heap-%d.pb.gz", time.Now().Unix()))
+		if err := saveProfile("http://"+metricsAddr+"/debug/pprof/heap", file); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench: heap profile:", err)
+		}
+	}
 	if idle > 0 {
 		before := cpuSeconds(proc)
 		time.Sleep(idle)
