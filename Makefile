@@ -47,7 +47,7 @@ codegen:
 
 ## manifests: regenerate the CRD from the API types' markers.
 manifests: $(CONTROLLER_GEN)
-	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy > $(CRD)
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy > $(CRD)
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(OUTPUT_BIN)
@@ -60,7 +60,7 @@ verify: $(CONTROLLER_GEN)
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
 	go vet ./...
 	hack/verify-codegen.sh
-	@$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy | diff -u $(CRD) - \
+	@$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy | diff -u $(CRD) - \
 	  || { echo "$(CRD) is stale: run make manifests" >&2; exit 1; }
 	@echo "CRD is up to date"
 

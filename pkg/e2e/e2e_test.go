@@ -478,3 +478,25 @@ current-context: c
 		})
 	}
 }
+
+// TestTemplateMetadataKept: the labels and annotations a user puts on the Job
+// template and its pod template survive the API server's pruning, so the Jobs
+// and pods carry them (selectors, NetworkPolicies and cost reports rely on them).
+func TestTemplateMetadataKept(t *testing.T) {
+	ns := newNamespace(t)
+	created := createCronJob(t, cronJob(ns, "labelled", "0 0 1 1 *", func(cj *cronv1.CronJob) {
+		cj.Spec.JobTemplate.Labels = map[string]string{"job-label": "j"}
+		cj.Spec.JobTemplate.Spec.Template.Labels = map[string]string{"team": "data"}
+		cj.Spec.JobTemplate.Spec.Template.Annotations = map[string]string{"example.com/owner": "reports"}
+	}))
+	if got := created.Spec.JobTemplate.Labels["job-label"]; got != "j" {
+		t.Errorf("jobTemplate.metadata.labels[job-label] = %q, want %q", got, "j")
+	}
+	pod := created.Spec.JobTemplate.Spec.Template
+	if got := pod.Labels["team"]; got != "data" {
+		t.Errorf("pod template labels[team] = %q, want %q (pruned by the CRD schema?)", got, "data")
+	}
+	if got := pod.Annotations["example.com/owner"]; got != "reports" {
+		t.Errorf("pod template annotations[example.com/owner] = %q, want %q", got, "reports")
+	}
+}
