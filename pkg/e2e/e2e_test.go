@@ -480,8 +480,9 @@ current-context: c
 }
 
 // TestTemplateMetadataKept: the labels and annotations a user puts on the Job
-// template and its pod template survive the API server's pruning, so the Jobs
-// and pods carry them (selectors, NetworkPolicies and cost reports rely on them).
+// template and its pod template survive the API server's pruning. Without
+// their schema in the CRD they were dropped on write, before the controller
+// could copy them onto a Job.
 func TestTemplateMetadataKept(t *testing.T) {
 	ns := newNamespace(t)
 	created := createCronJob(t, cronJob(ns, "labelled", "0 0 1 1 *", func(cj *cronv1.CronJob) {
