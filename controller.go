@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -34,11 +33,11 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	cronscheme "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/scheme"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
-	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // controllerAgentName names this controller in Events and logs.
@@ -88,18 +87,18 @@ type Controller struct {
 	// cronJobs writes CronJob status.
 	cronJobs control.CronJobs
 
-	// jobLister reads Jobs from the shared informer's cache.
-	jobLister batchlisters.JobLister
-	// jobIndexer finds the Jobs of a CronJob by its UID (jobsByControllerUID).
+	// jobIndexer is the shared informer's cache of Jobs, in their slim
+	// form; it finds the Jobs of a CronJob by its UID (jobsByControllerUID).
 	jobIndexer cache.Indexer
-	// cronJobLister reads CronJobs from the shared informer's cache.
-	cronJobLister listers.CronJobLister
+	// cronJobIndexer is the shared informer's cache of CronJobs, in their
+	// slim form. (The generated listers would assert the API types.)
+	cronJobIndexer cache.Indexer
 	// cachesSynced report whether both informers have listed once.
 	cachesSynced []cache.InformerSynced
 	// createdJobs and writtenCronJobs are this process's writes the caches
 	// may not show yet, so a sync reads its own writes.
-	createdJobs     *ownwrites.Store[*batchv1.Job]
-	writtenCronJobs *ownwrites.Store[*cronv1.CronJob]
+	createdJobs     *ownwrites.Store[*slim.Job]
+	writtenCronJobs *ownwrites.Store[*slim.CronJob]
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
 	deferred *deferredStatuses
@@ -141,18 +140,17 @@ func NewController(
 	c := &Controller{
 		jobs:          control.NewJobs(kubeclientset),
 		cronJobs:      control.NewCronJobs(cronclientset),
-		jobLister:     jobInformer.Lister(),
-		jobIndexer:    jobInformer.Informer().GetIndexer(),
-		cronJobLister: cronJobInformer.Lister(),
-		cachesSynced:  []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
-		clock:         clk,
-		createdJobs: ownwrites.New(clk, ownWritesTTL, func(j *batchv1.Job) types.UID {
+		jobIndexer:     jobInformer.Informer().GetIndexer(),
+		cronJobIndexer: cronJobInformer.Informer().GetIndexer(),
+		cachesSynced:   []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
+		clock:          clk,
+		createdJobs: ownwrites.New(clk, ownWritesTTL, func(j *slim.Job) types.UID {
 			if ref := job.ControllerOf(j); ref != nil {
 				return ref.UID
 			}
 			return ""
 		}),
-		writtenCronJobs: ownwrites.New[*cronv1.CronJob](clk, ownWritesTTL, nil),
+		writtenCronJobs: ownwrites.New[*slim.CronJob](clk, ownWritesTTL, nil),
 		deferred:        newDeferredStatuses(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -169,11 +167,12 @@ func NewController(
 		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 	}
 
-	// The cache holds every Job of the cluster: keep only what a sync reads.
-	if err := jobInformer.Informer().SetTransform(job.StripForCache); err != nil {
+	// The caches hold every Job and CronJob of the cluster for the life of
+	// the process: keep them in their slim forms.
+	if err := jobInformer.Informer().SetTransform(slim.FromJob); err != nil {
 		return nil, fmt.Errorf("setting the Job transform: %w", err)
 	}
-	if err := cronJobInformer.Informer().SetTransform(stripManagedFields); err != nil {
+	if err := cronJobInformer.Informer().SetTransform(slim.FromCronJob); err != nil {
 		return nil, fmt.Errorf("setting the CronJob transform: %w", err)
 	}
 	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
@@ -209,19 +208,10 @@ func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
 	)
 }
 
-// stripManagedFields drops managedFields from cached CronJobs: the
-// controller never reads them, and a status update without them leaves the
-// server's copy as it is.
-func stripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-// indexByControllerUID keys a Job by the UID of its controlling CronJob.
+// indexByControllerUID keys a Job (in any form) by the UID of its
+// controlling CronJob.
 func indexByControllerUID(obj any) ([]string, error) {
-	j, ok := obj.(*batchv1.Job)
+	j, ok := obj.(metav1.Object)
 	if !ok {
 		return nil, nil
 	}
@@ -331,9 +321,14 @@ func (c *Controller) enqueueCronJob(obj any) {
 // updateCronJob queues a CronJob that really changed; periodic resyncs,
 // which change nothing, are skipped.
 func (c *Controller) updateCronJob(oldObj, newObj any) {
-	oldCJ, newCJ := oldObj.(*cronv1.CronJob), newObj.(*cronv1.CronJob)
+	oldCJ, ok1 := oldObj.(metav1.Object)
+	newCJ, ok2 := newObj.(metav1.Object)
+	if !ok1 || !ok2 {
+		utilruntime.HandleError(fmt.Errorf("unexpected objects in the CronJob update handler: %T, %T", oldObj, newObj))
+		return
+	}
 	c.writtenCronJobs.Seen(newCJ)
-	if oldCJ.ResourceVersion == newCJ.ResourceVersion {
+	if oldCJ.GetResourceVersion() == newCJ.GetResourceVersion() {
 		return
 	}
 	c.enqueueCronJob(newCJ)
@@ -354,7 +349,11 @@ func (c *Controller) deleteCronJob(obj any) {
 // addJob queues the owner of a new Job. A Job that arrives already being
 // deleted (seen first after a relist) counts as deleted.
 func (c *Controller) addJob(obj any) {
-	j := obj.(*batchv1.Job)
+	j, err := slimJob(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
 	if j.DeletionTimestamp != nil {
 		c.deleteJob(j)
 		return
@@ -366,7 +365,16 @@ func (c *Controller) addJob(obj any) {
 // updateJob queues the owner of a changed Job, and its former owner when
 // the controller reference changed.
 func (c *Controller) updateJob(oldObj, newObj any) {
-	oldJob, newJob := oldObj.(*batchv1.Job), newObj.(*batchv1.Job)
+	oldJob, err := slimJob(oldObj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	newJob, err := slimJob(newObj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
 	c.createdJobs.Seen(newJob)
 	if oldJob.ResourceVersion == newJob.ResourceVersion {
 		return
@@ -381,34 +389,79 @@ func (c *Controller) updateJob(oldObj, newObj any) {
 // deleteJob queues the owner of a deleted Job, unwrapping tombstones left
 // when the watch missed the delete.
 func (c *Controller) deleteJob(obj any) {
-	j, ok := obj.(*batchv1.Job)
-	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("unexpected object in Job delete handler: %T", obj))
-			return
-		}
-		if j, ok = tombstone.Obj.(*batchv1.Job); !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone holds %T, not a Job", tombstone.Obj))
-			return
-		}
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	j, err := slimJob(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
 	}
 	c.createdJobs.Forget(cache.MetaObjectToName(j))
 	c.enqueueOwner(j)
 }
 
+// slimJob returns the cache form of a Job given to an event handler. The
+// informer's transform makes every Job a *slim.Job; a *batchv1.Job (from a
+// cache fed some other way) is converted rather than crashing the handler.
+func slimJob(obj any) (*slim.Job, error) {
+	switch j := obj.(type) {
+	case *slim.Job:
+		return j, nil
+	case *batchv1.Job:
+		return slim.NewJob(j), nil
+	default:
+		return nil, fmt.Errorf("unexpected object in a Job event handler: %T", obj)
+	}
+}
+
 // enqueueOwner queues the CronJob controlling j, if that CronJob (same name
 // and UID) is in the cache.
-func (c *Controller) enqueueOwner(j *batchv1.Job) {
+func (c *Controller) enqueueOwner(j *slim.Job) {
 	ref := job.ControllerOf(j)
 	if ref == nil {
 		return
 	}
-	cj, err := c.cronJobLister.CronJobs(j.Namespace).Get(ref.Name)
-	if err != nil || cj.UID != ref.UID {
+	key := cache.ObjectName{Namespace: j.Namespace, Name: ref.Name}
+	obj, exists, err := c.cronJobIndexer.GetByKey(key.String())
+	if err != nil || !exists {
 		return
 	}
-	c.queue.Add(cache.MetaObjectToName(cj))
+	if cj, ok := obj.(metav1.Object); !ok || cj.GetUID() != ref.UID {
+		return
+	}
+	c.queue.Add(key)
+}
+
+// cachedCronJob returns the CronJob under key as the cache holds it, or as
+// this process last wrote it if the cache does not show that yet, expanded
+// into a copy the caller owns; or a NotFound error.
+func (c *Controller) cachedCronJob(key cache.ObjectName) (*cronv1.CronJob, error) {
+	obj, exists, err := c.cronJobIndexer.GetByKey(key.String())
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, apierrors.NewNotFound(cronv1.Resource("cronjobs"), key.Name)
+	}
+	cached, ok := obj.(*slim.CronJob)
+	if !ok {
+		return nil, fmt.Errorf("the CronJob cache holds %T under %s", obj, key)
+	}
+	return c.writtenCronJobs.Fresher(cached).CronJob()
+}
+
+// cachedJob returns the Job under key in the cache, expanded.
+func (c *Controller) cachedJob(key cache.ObjectName) (*batchv1.Job, bool) {
+	obj, exists, err := c.jobIndexer.GetByKey(key.String())
+	if err != nil || !exists {
+		return nil, false
+	}
+	j, ok := obj.(*slim.Job)
+	if !ok {
+		return nil, false
+	}
+	return j.Job(), true
 }
 
 // syncHandler brings one CronJob up to date: it reconciles its Jobs, starts
@@ -421,7 +474,7 @@ func (c *Controller) enqueueOwner(j *batchv1.Job) {
 // created before any status is written, so no Job waits behind another
 // CronJob's status write; the next sync writes the status it finds kept.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
-	cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
+	cj, err := c.cachedCronJob(key) // a copy of its own: the sync changes it
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.take(key, "")
@@ -430,21 +483,19 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if err != nil {
 		return 0, err
 	}
-	cached = c.writtenCronJobs.Fresher(cached)
-	jobs, err := c.jobsOwnedBy(cached)
+	before := cj.Status.DeepCopy()
+	jobs, err := c.jobsOwnedBy(cj)
 	if err != nil {
 		return 0, err
 	}
-
-	cj := cached.DeepCopy()
-	if status, ok := c.deferred.take(key, cached.UID); ok {
+	if status, ok := c.deferred.take(key, cj.UID); ok {
 		cj.Status = *status
 	}
 	requeueAfter, started, syncErr := c.syncCronJob(ctx, cj, jobs, c.clock.Now())
 
 	cj.Status.ActiveCount = int32(len(cj.Status.Active))
 	cj.Status.ObservedGeneration = cj.Generation
-	if equality.Semantic.DeepEqual(cached.Status, cj.Status) {
+	if equality.Semantic.DeepEqual(*before, cj.Status) {
 		return requeueAfter, syncErr
 	}
 	if started && c.queue.Len() > 0 && !c.queue.ShuttingDown() {
@@ -472,9 +523,8 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob) error 
 	if err != nil {
 		return err
 	}
-	if stripped, err := stripManagedFields(updated); err == nil {
-		c.writtenCronJobs.Wrote(stripped.(*cronv1.CronJob))
-	}
+	updated.ManagedFields = nil
+	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
 	return nil
 }
 
@@ -485,11 +535,10 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	for key, d := range c.deferred.drain() {
-		cached, err := c.cronJobLister.CronJobs(key.Namespace).Get(key.Name)
-		if err != nil || cached.UID != d.uid {
+		cj, err := c.cachedCronJob(key)
+		if err != nil || cj.UID != d.uid {
 			continue
 		}
-		cj := c.writtenCronJobs.Fresher(cached).DeepCopy()
 		cj.Status = *d.status
 		if err := c.writeStatus(ctx, cj); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
@@ -506,13 +555,13 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*batchv1.Job, error) {
 	}
 	jobs := make([]*batchv1.Job, 0, len(objs))
 	for _, o := range objs {
-		if j, ok := o.(*batchv1.Job); ok {
-			jobs = append(jobs, j)
+		if j, ok := o.(*slim.Job); ok {
+			jobs = append(jobs, j.Job())
 		}
 	}
 	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
 		if !slices.ContainsFunc(jobs, func(cached *batchv1.Job) bool { return cached.UID == j.UID }) {
-			jobs = append(jobs, j)
+			jobs = append(jobs, j.Job())
 		}
 	}
 	return jobs, nil
@@ -806,19 +855,17 @@ func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled
 func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *batchv1.Job, what string) (_ *batchv1.Job, retry bool, _ error) {
 	// The cache first: a Job of ours already there means no call at all, and
 	// a foreign one no retry storm.
-	existing, err := c.jobLister.Jobs(want.Namespace).Get(want.Name)
-	if err == nil {
+	key := cache.MetaObjectToName(want)
+	if existing, ok := c.cachedJob(key); ok {
 		return c.existingJob(ctx, cj, existing, what)
 	}
-	if mine, ok := c.createdJobs.Get(cache.MetaObjectToName(want)); ok {
-		return c.existingJob(ctx, cj, mine, what)
+	if mine, ok := c.createdJobs.Get(key); ok {
+		return c.existingJob(ctx, cj, mine.Job(), what)
 	}
 	created, err := c.jobs.Create(ctx, want)
 	switch {
 	case err == nil:
-		if stripped, err := job.StripForCache(created.DeepCopy()); err == nil {
-			c.createdJobs.Wrote(stripped.(*batchv1.Job))
-		}
+		c.createdJobs.Wrote(slim.NewJob(created))
 		metrics.JobsCreated.Inc()
 		if at, ok := job.ScheduledAt(created); ok {
 			// The API server's creationTimestamp has whole seconds; the clock

@@ -33,6 +33,7 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // topOfHour is the instant most cases revolve around.
@@ -187,16 +188,32 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 	}
 	f.t.Cleanup(c.queue.ShutDown)
 	for _, j := range f.jobs {
-		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Add(j); err != nil {
-			f.t.Fatal(err)
-		}
+		cacheJob(f.t, kubeFactory, j)
 	}
 	if f.cronJob != nil {
-		if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Add(f.cronJob); err != nil {
-			f.t.Fatal(err)
-		}
+		cacheCronJob(f.t, cronFactory, f.cronJob)
 	}
 	return c, kubeFactory, cronFactory
+}
+
+// cacheJob and cacheCronJob put an object into an informer's cache as its
+// reflector would: in the slim form the controller's transform makes.
+func cacheJob(t testing.TB, kubeFactory kubeinformers.SharedInformerFactory, j *batchv1.Job) {
+	t.Helper()
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Update(slim.NewJob(j)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cacheCronJob(t testing.TB, cronFactory informers.SharedInformerFactory, cj *cronv1.CronJob) {
+	t.Helper()
+	obj, err := slim.FromCronJob(cj.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(obj); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // stampCreatedJob gives a created Job what the API server would: a UID and
@@ -658,7 +675,7 @@ func TestSyncIsIdempotent(t *testing.T) {
 			}
 			var items []any
 			for i := range jobs.Items {
-				items = append(items, &jobs.Items[i])
+				items = append(items, slim.NewJob(&jobs.Items[i]))
 			}
 			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Replace(items, ""); err != nil {
 				t.Fatal(err)
@@ -667,9 +684,7 @@ func TestSyncIsIdempotent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(stored); err != nil {
-				t.Fatal(err)
-			}
+			cacheCronJob(t, cronFactory, stored)
 			f.kubeclient.ClearActions()
 			f.client.ClearActions()
 
@@ -702,9 +717,7 @@ func TestMissedRunAnnouncedOnce(t *testing.T) {
 		}
 		// The cache catches up with the status written.
 		if written := f.writtenStatus(); written != nil {
-			if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(written); err != nil {
-				t.Fatal(err)
-			}
+			cacheCronJob(t, cronFactory, written)
 		}
 	}
 	for range 3 {
@@ -879,15 +892,18 @@ func TestJobHandlersEnqueueTheOwner(t *testing.T) {
 		fire func()
 		want int
 	}{
-		{"add", func() { c.addJob(ours) }, 1},
-		{"add, being deleted", func() { c.addJob(deleting) }, 1},
-		{"update", func() { c.updateJob(ours, updated) }, 1},
-		{"resync (same resourceVersion)", func() { c.updateJob(ours, ours) }, 0},
-		{"delete", func() { c.deleteJob(ours) }, 1},
-		{"delete, tombstone", func() { c.deleteJob(cache.DeletedFinalStateUnknown{Key: "default/x", Obj: ours}) }, 1},
+		{"add", func() { c.addJob(slim.NewJob(ours)) }, 1},
+		{"add, being deleted", func() { c.addJob(slim.NewJob(deleting)) }, 1},
+		{"update", func() { c.updateJob(slim.NewJob(ours), slim.NewJob(updated)) }, 1},
+		{"resync (same resourceVersion)", func() { c.updateJob(slim.NewJob(ours), slim.NewJob(ours)) }, 0},
+		{"delete", func() { c.deleteJob(slim.NewJob(ours)) }, 1},
+		{"delete, tombstone", func() { c.deleteJob(cache.DeletedFinalStateUnknown{Key: "default/x", Obj: slim.NewJob(ours)}) }, 1},
 		{"delete, bad tombstone", func() { c.deleteJob(cache.DeletedFinalStateUnknown{Key: "default/x", Obj: "junk"}) }, 0},
-		{"owned by a built-in CronJob", func() { c.addJob(builtinOwned) }, 0},
-		{"owner UID does not match", func() { c.addJob(staleUID) }, 0},
+		{"add, not a Job", func() { c.addJob("junk") }, 0},
+		{"update, not a Job", func() { c.updateJob(slim.NewJob(ours), "junk") }, 0},
+		{"add, the API type", func() { c.addJob(ours) }, 1},
+		{"owned by a built-in CronJob", func() { c.addJob(slim.NewJob(builtinOwned)) }, 0},
+		{"owner UID does not match", func() { c.addJob(slim.NewJob(staleUID)) }, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -910,6 +926,9 @@ func TestIndexByControllerUID(t *testing.T) {
 	ours := newJob(topOfHour, running)
 	if keys, _ := indexByControllerUID(ours); !slices.Equal(keys, []string{"cj-uid"}) {
 		t.Errorf("keys %q", keys)
+	}
+	if keys, _ := indexByControllerUID(slim.NewJob(ours)); !slices.Equal(keys, []string{"cj-uid"}) {
+		t.Errorf("keys of the cache form %q", keys)
 	}
 	orphan := ours.DeepCopy()
 	orphan.OwnerReferences = nil
@@ -1026,12 +1045,13 @@ func syncs(t *testing.T, ctx context.Context, f *fixture, c *Controller, cronFac
 	}
 	written := f.writtenStatus()
 	if written == nil {
-		obj, _, _ := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().GetByKey(cache.MetaObjectToName(f.cronJob).String())
-		return obj.(*cronv1.CronJob)
+		cj, err := c.cachedCronJob(cache.MetaObjectToName(f.cronJob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cj
 	}
-	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(written); err != nil {
-		t.Fatal(err)
-	}
+	cacheCronJob(t, cronFactory, written)
 	return written
 }
 
@@ -1052,9 +1072,7 @@ func TestScheduleEditIsNoSurprise(t *testing.T) {
 	edited := cj.DeepCopy()
 	edited.Spec.Schedule = "*/5 * * * *"
 	edited.Generation++
-	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(edited); err != nil {
-		t.Fatal(err)
-	}
+	cacheCronJob(t, cronFactory, edited)
 	f.clock.Step(time.Second)
 	cj = syncs(t, ctx, f, c, cronFactory)
 	if writes := describe(f.kubeclient.Actions(), true); len(writes) != 0 {
@@ -1214,16 +1232,12 @@ func TestCatchUpPolicy(t *testing.T) {
 					if cr, ok := a.(core.CreateAction); ok {
 						j := cr.GetObject().(*batchv1.Job)
 						created = append(created, j.Name)
-						if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Add(j); err != nil {
-							t.Fatal(err)
-						}
+						cacheJob(t, kubeFactory, j)
 					}
 				}
 				if w := f.writtenStatus(); w != nil {
 					cj = w
-					if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Update(w); err != nil {
-						t.Fatal(err)
-					}
+					cacheCronJob(t, cronFactory, w)
 					f.client.ClearActions()
 				}
 				if requeue != catchUpPause {
@@ -1325,7 +1339,7 @@ func TestSyncReadsItsOwnWrites(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
 	f.cronJob = newCronJob(func(cj *cronv1.CronJob) { cj.ResourceVersion = "1" })
-	c, _, _ := f.newController(ctx)
+	c, _, cronFactory := f.newController(ctx)
 	// Like the API server, the write returns a newer resource version.
 	f.client.PrependReactor("update", "cronjobs", func(a core.Action) (bool, runtime.Object, error) {
 		cj := a.(core.UpdateAction).GetObject().(*cronv1.CronJob).DeepCopy()
@@ -1354,8 +1368,9 @@ func TestSyncReadsItsOwnWrites(t *testing.T) {
 	newer := f.cronJob.DeepCopy()
 	newer.ResourceVersion = "1000"
 	newer.Spec.Suspend = ptr.To(true)
-	if got := c.writtenCronJobs.Fresher(newer); got != newer {
-		t.Errorf("Fresher returned %s, want the cache's newer version", got.ResourceVersion)
+	cacheCronJob(t, cronFactory, newer)
+	if got, err := c.cachedCronJob(key); err != nil || got.ResourceVersion != "1000" || !*got.Spec.Suspend {
+		t.Errorf("read %v (%v), want the cache's newer version", got, err)
 	}
 }
 

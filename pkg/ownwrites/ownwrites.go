@@ -133,8 +133,9 @@ func (s *Store[T]) OwnedBy(owner types.UID) []T {
 }
 
 // Seen tells the store the cache now holds obj: a write it covers is
-// forgotten. Informer event handlers call it.
-func (s *Store[T]) Seen(obj T) {
+// forgotten. Informer event handlers call it with the cache's form of the
+// object, which need not be T.
+func (s *Store[T]) Seen(obj metav1.Object) {
 	key := cache.MetaObjectToName(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,7 +189,7 @@ func (s *Store[T]) remove(key cache.ObjectName) {
 
 // newer reports whether a is a later version than b. Versions that cannot
 // be compared count as not newer, so the cache wins.
-func newer[T metav1.Object](a, b T) bool {
+func newer(a, b metav1.Object) bool {
 	cmp, err := resourceversion.CompareResourceVersion(a.GetResourceVersion(), b.GetResourceVersion())
 	return err == nil && cmp > 0
 }

@@ -1,0 +1,116 @@
+package slim
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+)
+
+// CronJob is what the cache keeps of a CronJob: all of it but managedFields,
+// with the job template encoded as protobuf. Decoded, a typical template is
+// several kilobytes of structs, maps and strings; encoded, a few hundred
+// bytes, and it is decoded only for the sync that expands the CronJob.
+type CronJob struct {
+	metav1.ObjectMeta
+	spec     cronJobSpec
+	template []byte // batchv1.JobTemplateSpec, protobuf
+	// unencoded is the template itself when it could not be encoded (no
+	// template the API server accepts fails to), so that nothing is lost.
+	unencoded *batchv1.JobTemplateSpec
+	status    cronv1.CronJobStatus
+}
+
+// cronJobSpec is cronv1.CronJobSpec without its job template. The round-trip
+// test of this package fails when a field added to the spec is not carried.
+type cronJobSpec struct {
+	schedule                   string
+	timeZone                   *string
+	startingDeadlineSeconds    *int64
+	concurrencyPolicy          cronv1.ConcurrencyPolicy
+	catchUpPolicy              cronv1.CatchUpPolicy
+	catchUpLimit               *int32
+	suspend                    *bool
+	successfulJobsHistoryLimit *int32
+	failedJobsHistoryLimit     *int32
+}
+
+// FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
+// becomes a *CronJob, anything else (a tombstone, a *CronJob already)
+// passes through.
+func FromCronJob(obj any) (any, error) {
+	if cj, ok := obj.(*cronv1.CronJob); ok {
+		return NewCronJob(cj), nil
+	}
+	return obj, nil
+}
+
+// encodeTemplate is a variable so that a test can make it fail.
+var encodeTemplate = func(t *batchv1.JobTemplateSpec) ([]byte, error) { return t.Marshal() }
+
+// NewCronJob returns the cache form of cj. It shares no memory with cj that
+// cj's owner could change later.
+func NewCronJob(cj *cronv1.CronJob) *CronJob {
+	s := &CronJob{
+		ObjectMeta: *cj.ObjectMeta.DeepCopy(),
+		status:     *cj.Status.DeepCopy(),
+	}
+	if template, err := encodeTemplate(&cj.Spec.JobTemplate); err == nil {
+		s.template = template
+	} else {
+		s.unencoded = cj.Spec.JobTemplate.DeepCopy()
+	}
+	s.ManagedFields = nil
+	spec := &cj.Spec
+	s.spec = cronJobSpec{
+		schedule:                   spec.Schedule,
+		timeZone:                   ptr(spec.TimeZone),
+		startingDeadlineSeconds:    ptr(spec.StartingDeadlineSeconds),
+		concurrencyPolicy:          spec.ConcurrencyPolicy,
+		catchUpPolicy:              spec.CatchUpPolicy,
+		catchUpLimit:               ptr(spec.CatchUpLimit),
+		suspend:                    ptr(spec.Suspend),
+		successfulJobsHistoryLimit: ptr(spec.SuccessfulJobsHistoryLimit),
+		failedJobsHistoryLimit:     ptr(spec.FailedJobsHistoryLimit),
+	}
+	return s
+}
+
+// CronJob returns a new cronv1.CronJob holding what the cache kept, job
+// template included; the caller owns it.
+func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
+	var template batchv1.JobTemplateSpec
+	if s.unencoded != nil {
+		s.unencoded.DeepCopyInto(&template)
+	} else if err := template.Unmarshal(s.template); err != nil {
+		return nil, fmt.Errorf("decoding the cached job template of %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	cj := &cronv1.CronJob{
+		ObjectMeta: *s.ObjectMeta.DeepCopy(),
+		Spec: cronv1.CronJobSpec{
+			Schedule:                   s.spec.schedule,
+			TimeZone:                   ptr(s.spec.timeZone),
+			StartingDeadlineSeconds:    ptr(s.spec.startingDeadlineSeconds),
+			ConcurrencyPolicy:          s.spec.concurrencyPolicy,
+			CatchUpPolicy:              s.spec.catchUpPolicy,
+			CatchUpLimit:               ptr(s.spec.catchUpLimit),
+			Suspend:                    ptr(s.spec.suspend),
+			JobTemplate:                template,
+			SuccessfulJobsHistoryLimit: ptr(s.spec.successfulJobsHistoryLimit),
+			FailedJobsHistoryLimit:     ptr(s.spec.failedJobsHistoryLimit),
+		},
+		Status: *s.status.DeepCopy(),
+	}
+	return cj, nil
+}
+
+// ptr copies what p points at, so the cache and a sync never share it.
+func ptr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

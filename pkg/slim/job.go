@@ -1,0 +1,94 @@
+package slim
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+)
+
+// Job is what the cache keeps of a Job: its identity and owner references
+// (in ObjectMeta, which also makes it a metav1.Object for keys, indexes and
+// event handlers), the two annotations this controller sets, how it
+// finished, and when it started and completed. A Job this controller does
+// not own keeps its identity and owners only, enough to see that a name is
+// taken. ObjectMeta holds no annotations, labels or managedFields.
+type Job struct {
+	metav1.ObjectMeta
+	scheduledAt, instantiate *string
+	finished                 batchv1.JobConditionType
+	startTime, completedTime *metav1.Time
+}
+
+// FromJob is the Job informer's transform: a *batchv1.Job becomes a *Job,
+// anything else (a tombstone, a *Job already) passes through.
+func FromJob(obj any) (any, error) {
+	if j, ok := obj.(*batchv1.Job); ok {
+		return NewJob(j), nil
+	}
+	return obj, nil
+}
+
+// NewJob returns the cache form of j. It shares no memory with j that j's
+// owner could change later.
+func NewJob(j *batchv1.Job) *Job {
+	s := &Job{ObjectMeta: metav1.ObjectMeta{
+		Name:              j.Name,
+		Namespace:         j.Namespace,
+		UID:               j.UID,
+		ResourceVersion:   j.ResourceVersion,
+		CreationTimestamp: j.CreationTimestamp,
+		DeletionTimestamp: j.DeletionTimestamp.DeepCopy(),
+		OwnerReferences:   copyRefs(j.OwnerReferences),
+	}}
+	if job.ControllerOf(j) == nil {
+		return s
+	}
+	s.scheduledAt = annotation(j, cronv1.ScheduledAtAnnotation)
+	s.instantiate = annotation(j, cronv1.InstantiateAnnotation)
+	s.finished = job.Finished(j)
+	s.startTime = j.Status.StartTime.DeepCopy()
+	s.completedTime = j.Status.CompletionTime.DeepCopy()
+	return s
+}
+
+// Job returns a new batchv1.Job holding what the cache kept; the caller
+// owns it.
+func (s *Job) Job() *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: *s.ObjectMeta.DeepCopy()}
+	if s.scheduledAt != nil || s.instantiate != nil {
+		j.Annotations = make(map[string]string, 2)
+		if s.scheduledAt != nil {
+			j.Annotations[cronv1.ScheduledAtAnnotation] = *s.scheduledAt
+		}
+		if s.instantiate != nil {
+			j.Annotations[cronv1.InstantiateAnnotation] = *s.instantiate
+		}
+	}
+	if s.finished != "" {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: s.finished, Status: corev1.ConditionTrue}}
+	}
+	j.Status.StartTime = s.startTime.DeepCopy()
+	j.Status.CompletionTime = s.completedTime.DeepCopy()
+	return j
+}
+
+func annotation(j *batchv1.Job, key string) *string {
+	if v, ok := j.Annotations[key]; ok {
+		return &v
+	}
+	return nil
+}
+
+func copyRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if refs == nil {
+		return nil
+	}
+	out := make([]metav1.OwnerReference, len(refs))
+	for i := range refs {
+		refs[i].DeepCopyInto(&out[i])
+	}
+	return out
+}

@@ -1,0 +1,186 @@
+package slim
+
+import (
+	"errors"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/diff"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+)
+
+// TestCronJobRoundTrip fills CronJobs at random, every field of the spec,
+// template and status included, and checks that the cache form expands back
+// to the same CronJob without managedFields. A spec field the cache form
+// does not carry fails here.
+func TestCronJobRoundTrip(t *testing.T) {
+	filler := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(1), serializer.NewCodecFactory(runtime.NewScheme()))
+	setSpecFields := map[string]bool{}
+	for range 300 {
+		var cj cronv1.CronJob
+		filler.Fill(&cj)
+		want := cj.DeepCopy()
+		want.TypeMeta = metav1.TypeMeta{}
+		want.ManagedFields = nil
+		recordSetFields(reflect.ValueOf(cj.Spec), setSpecFields)
+
+		out, err := FromCronJob(&cj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := out.(*CronJob)
+		if !ok {
+			t.Fatalf("FromCronJob gave %T", out)
+		}
+		if s.ManagedFields != nil {
+			t.Error("managedFields kept in the cache")
+		}
+		got, err := s.CronJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(want, got) {
+			t.Fatalf("round trip changed the CronJob:\n%s", diff.Diff(want, got))
+		}
+	}
+	for i := range reflect.TypeFor[cronv1.CronJobSpec]().NumField() {
+		if name := reflect.TypeFor[cronv1.CronJobSpec]().Field(i).Name; !setSpecFields[name] {
+			t.Errorf("no filled CronJob had spec.%s set: the test proves nothing for it", name)
+		}
+	}
+}
+
+func recordSetFields(v reflect.Value, set map[string]bool) {
+	for i := range v.NumField() {
+		if !v.Field(i).IsZero() {
+			set[v.Type().Field(i).Name] = true
+		}
+	}
+}
+
+// TestCronJobCopiesAreIndependent checks that a sync changing the CronJob
+// it expanded changes neither the cache nor the next expansion.
+func TestCronJobCopiesAreIndependent(t *testing.T) {
+	cj := &cronv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns", Labels: map[string]string{"a": "b"}}}
+	cj.Spec.Schedule = "* * * * *"
+	cj.Spec.Suspend = new(bool)
+	cj.Spec.StartingDeadlineSeconds = new(int64(30))
+	cj.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
+	cj.Status.Active = []corev1.ObjectReference{{Name: "j1"}}
+	s := NewCronJob(cj)
+	*cj.Spec.Suspend = true // the informer's object, changed after the transform
+	first, err := s.CronJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	*first.Spec.Suspend = true
+	*first.Spec.StartingDeadlineSeconds = 5
+	first.Labels["a"] = "changed"
+	first.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "changed"
+	first.Status.Active[0].Name = "changed"
+
+	second, err := s.CronJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *second.Spec.Suspend || *second.Spec.StartingDeadlineSeconds != 30 || second.Labels["a"] != "b" ||
+		second.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image != "busybox" || second.Status.Active[0].Name != "j1" {
+		t.Errorf("the cache changed with the objects it gave out: %+v", second)
+	}
+}
+
+// TestCronJobTemplateThatCannotBeEncoded checks that a template the
+// encoder refuses is kept as it is rather than lost or failing the
+// informer.
+func TestCronJobTemplateThatCannotBeEncoded(t *testing.T) {
+	defer func(f func(*batchv1.JobTemplateSpec) ([]byte, error)) { encodeTemplate = f }(encodeTemplate)
+	encodeTemplate = func(*batchv1.JobTemplateSpec) ([]byte, error) { return nil, errors.New("refused") }
+
+	cj := &cronv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj"}}
+	cj.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
+	s := NewCronJob(cj)
+	cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "changed"
+	got, err := s.CronJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Spec.JobTemplate.Spec.Template.Spec.Containers; len(c) != 1 || c[0].Image != "busybox" {
+		t.Errorf("template %+v, want the one cached", c)
+	}
+	got.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "changed"
+	if again, _ := s.CronJob(); again.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image != "busybox" {
+		t.Error("the cache changed with the CronJob it gave out")
+	}
+}
+
+func TestJobKeepsWhatTheSyncReads(t *testing.T) {
+	cj := &cronv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid"}}
+	cj.Spec.JobTemplate.Annotations = map[string]string{"big": "x"}
+	cj.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	j := job.New(cj, at, time.UTC)
+	j.UID, j.ResourceVersion = "job-uid", "42"
+	j.CreationTimestamp = metav1.NewTime(at.Add(time.Second))
+	j.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+	j.Status.StartTime = &metav1.Time{Time: at}
+	j.Status.CompletionTime = &metav1.Time{Time: at.Add(time.Minute)}
+	j.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Message: "long"},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Message: "long"},
+	}
+
+	out, err := FromJob(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.(*Job)
+	if s.Annotations != nil || s.Labels != nil || s.ManagedFields != nil {
+		t.Errorf("the cache form keeps metadata the sync never reads: %+v", s.ObjectMeta)
+	}
+	got := s.Job()
+	if got.Name != j.Name || got.Namespace != "ns" || got.UID != j.UID || got.ResourceVersion != "42" ||
+		!got.CreationTimestamp.Equal(&j.CreationTimestamp) || !job.IsControlledBy(got, "cj-uid") {
+		t.Errorf("identity or owner lost: %+v", got.ObjectMeta)
+	}
+	if at2, ok := job.ScheduledAt(got); !ok || !at2.Equal(at) {
+		t.Errorf("scheduled-at lost: %v", got.Annotations)
+	}
+	if job.Finished(got) != batchv1.JobComplete || !got.Status.StartTime.Equal(j.Status.StartTime) || !got.Status.CompletionTime.Equal(j.Status.CompletionTime) {
+		t.Errorf("status the sync reads lost: %+v", got.Status)
+	}
+	if len(got.Spec.Template.Spec.Containers) != 0 || got.Annotations["big"] != "" || len(got.Annotations) != 1 {
+		t.Errorf("expanded more than the sync reads: %+v", got)
+	}
+
+	got.OwnerReferences[0].Name = "changed"
+	got.Status.StartTime.Time = at.Add(time.Hour)
+	if again := s.Job(); again.OwnerReferences[0].Name != "cj" || !again.Status.StartTime.Equal(j.Status.StartTime) {
+		t.Error("the cache changed with the Job it gave out")
+	}
+
+	manual := job.NewManual(cj, "now")
+	if got := NewJob(manual).Job(); got.Annotations[cronv1.InstantiateAnnotation] != manual.Annotations[cronv1.InstantiateAnnotation] || job.Finished(got) != "" {
+		t.Errorf("a manual run's annotation or running state lost: %+v", got)
+	}
+
+	foreign := j.DeepCopy()
+	foreign.OwnerReferences = nil
+	if got := NewJob(foreign).Job(); got.Name != j.Name || got.Annotations != nil || got.Status.StartTime != nil || got.Status.Conditions != nil {
+		t.Errorf("a foreign Job keeps more than its identity: %+v", got)
+	}
+	if out, _ := FromJob("tombstone"); out != "tombstone" {
+		t.Error("non-Jobs must pass through")
+	}
+}
