@@ -318,8 +318,11 @@ func (c *Controller) enqueueCronJob(obj any) {
 	c.queue.Add(key)
 }
 
-// updateCronJob queues a CronJob that really changed; periodic resyncs,
-// which change nothing, are skipped.
+// updateCronJob queues a CronJob that really changed. Periodic resyncs,
+// which change nothing, and the echo of this process's own status write,
+// which the sync that wrote it has accounted for (it queued the CronJob for
+// its next run already), are skipped: after a burst of due CronJobs, each
+// echo would otherwise be a sync that finds nothing to do.
 func (c *Controller) updateCronJob(oldObj, newObj any) {
 	oldCJ, ok1 := oldObj.(metav1.Object)
 	newCJ, ok2 := newObj.(metav1.Object)
@@ -327,8 +330,8 @@ func (c *Controller) updateCronJob(oldObj, newObj any) {
 		utilruntime.HandleError(fmt.Errorf("unexpected objects in the CronJob update handler: %T, %T", oldObj, newObj))
 		return
 	}
-	c.writtenCronJobs.Seen(newCJ)
-	if oldCJ.GetResourceVersion() == newCJ.GetResourceVersion() {
+	own := c.writtenCronJobs.Seen(newCJ)
+	if own || oldCJ.GetResourceVersion() == newCJ.GetResourceVersion() {
 		return
 	}
 	c.enqueueCronJob(newCJ)
@@ -346,8 +349,10 @@ func (c *Controller) deleteCronJob(obj any) {
 	c.queue.Add(key)
 }
 
-// addJob queues the owner of a new Job. A Job that arrives already being
-// deleted (seen first after a relist) counts as deleted.
+// addJob queues the owner of a new Job, unless the Job is the one this
+// process created, as it created it: the sync that created it has recorded
+// it. A Job that arrives already being deleted (seen first after a relist)
+// counts as deleted.
 func (c *Controller) addJob(obj any) {
 	j, err := slimJob(obj)
 	if err != nil {
@@ -358,7 +363,9 @@ func (c *Controller) addJob(obj any) {
 		c.deleteJob(j)
 		return
 	}
-	c.createdJobs.Seen(j)
+	if c.createdJobs.Seen(j) {
+		return
+	}
 	c.enqueueOwner(j)
 }
 

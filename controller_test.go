@@ -902,6 +902,14 @@ func TestJobHandlersEnqueueTheOwner(t *testing.T) {
 		{"add, not a Job", func() { c.addJob("junk") }, 0},
 		{"update, not a Job", func() { c.updateJob(slim.NewJob(ours), "junk") }, 0},
 		{"add, the API type", func() { c.addJob(ours) }, 1},
+		{"add, the Job this process created", func() {
+			c.createdJobs.Wrote(slim.NewJob(ours))
+			c.addJob(slim.NewJob(ours))
+		}, 0},
+		{"add, a newer version than the Job this process created", func() {
+			c.createdJobs.Wrote(slim.NewJob(ours))
+			c.addJob(slim.NewJob(updated))
+		}, 1},
 		{"owned by a built-in CronJob", func() { c.addJob(slim.NewJob(builtinOwned)) }, 0},
 		{"owner UID does not match", func() { c.addJob(slim.NewJob(staleUID)) }, 0},
 	}
@@ -919,6 +927,36 @@ func TestJobHandlersEnqueueTheOwner(t *testing.T) {
 				c.queue.Done(key)
 			}
 		})
+	}
+}
+
+// The echo of the controller's own status write queues nothing; a newer
+// write by someone else, or a change it did not make, queues the CronJob.
+func TestOwnStatusWriteEchoNotQueued(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(func(cj *cronv1.CronJob) { cj.ResourceVersion = "1" })
+	c, _, _ := f.newController(ctx)
+	written := f.cronJob.DeepCopy()
+	written.ResourceVersion = "2"
+	written.Status.LastScheduleTime = &metav1.Time{Time: topOfHour}
+	edited := written.DeepCopy()
+	edited.ResourceVersion = "3"
+	edited.Spec.Suspend = ptr.To(true)
+
+	c.writtenCronJobs.Wrote(slim.NewCronJob(written))
+	c.updateCronJob(slim.NewCronJob(f.cronJob), slim.NewCronJob(written))
+	if got := c.queue.Len(); got != 0 {
+		t.Errorf("the echo of its own status write queued %d CronJobs, want none", got)
+	}
+	c.updateCronJob(slim.NewCronJob(written), slim.NewCronJob(edited))
+	if got := c.queue.Len(); got != 1 {
+		t.Errorf("an edit after the write queued %d CronJobs, want 1", got)
+	}
+	c.writtenCronJobs.Wrote(slim.NewCronJob(written))
+	c.updateCronJob(slim.NewCronJob(f.cronJob), slim.NewCronJob(edited))
+	if got := c.queue.Len(); got != 1 {
+		t.Errorf("a version newer than the write: %d queued, want it queued once", got)
 	}
 }
 

@@ -134,14 +134,19 @@ func (s *Store[T]) OwnedBy(owner types.UID) []T {
 
 // Seen tells the store the cache now holds obj: a write it covers is
 // forgotten. Informer event handlers call it with the cache's form of the
-// object, which need not be T.
-func (s *Store[T]) Seen(obj metav1.Object) {
+// object, which need not be T. It reports whether obj is the very version
+// this process wrote: the echo of its own write, which tells the controller
+// nothing it did not know when it wrote it.
+func (s *Store[T]) Seen(obj metav1.Object) (own bool) {
 	key := cache.MetaObjectToName(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.entries[key]; ok && !newer(e.obj, obj) {
-		s.remove(key)
+	e, ok := s.entries[key]
+	if !ok || newer(e.obj, obj) {
+		return false
 	}
+	s.remove(key)
+	return e.obj.GetResourceVersion() == obj.GetResourceVersion()
 }
 
 // Forget drops what is held under key, as after deleting that object.

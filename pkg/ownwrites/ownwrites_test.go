@@ -103,11 +103,22 @@ func TestOwnedByAndSeen(t *testing.T) {
 	if got := len(s.OwnedBy("cj1")); got != 2 {
 		t.Fatalf("OwnedBy(cj1) = %d objects, want 2", got)
 	}
-	s.Seen(obj("a", "19", "cj1")) // an older version: the write still stands
+	if s.Seen(obj("a", "19", "cj1")) { // an older version: the write still stands
+		t.Error("an older version counted as this process's own write")
+	}
 	if got := len(s.OwnedBy("cj1")); got != 2 {
 		t.Errorf("an older version in the cache dropped a write: %d left", got)
 	}
-	s.Seen(obj("a", "20", "cj1"))
+	if !s.Seen(obj("a", "20", "cj1")) {
+		t.Error("the version written did not count as this process's own write")
+	}
+	if s.Seen(obj("a", "20", "cj1")) {
+		t.Error("a write counted as own twice")
+	}
+	if s.Seen(obj("c", "30", "cj2")) {
+		t.Error("a newer version than the write counted as this process's own write")
+	}
+	s.Wrote(obj("c", "22", "cj2"))
 	s.Forget(cache.ObjectName{Namespace: "ns", Name: "b"})
 	if got := s.OwnedBy("cj1"); len(got) != 0 {
 		t.Errorf("OwnedBy(cj1) = %d objects after Seen and Forget, want none", len(got))
