@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -60,7 +61,28 @@ type options struct {
 	leaderElectID        string
 }
 
+// gcPercent is the GOGC this process runs with when the environment sets
+// none. Nearly all of its heap is the informer caches, which live as long as
+// the process, while the garbage a sync makes is small and short-lived. Go's
+// default of 100 lets the heap grow by the size of those caches before each
+// collection; 50 halves that headroom for more frequent, equally small
+// collections. docs/benchmarks.md has what each costs.
+const gcPercent = 50
+
+// setGCPercent applies gcPercent unless GOGC is set, and returns the GOGC
+// in effect.
+func setGCPercent(lookupEnv func(string) (string, bool)) int {
+	if _, set := lookupEnv("GOGC"); set {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	debug.SetGCPercent(gcPercent)
+	return gcPercent
+}
+
 func main() {
+	gogc := setGCPercent(os.LookupEnv)
 	klog.InitFlags(nil)
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Defaults to $KUBECONFIG; in-cluster configuration when neither is set.")
@@ -83,6 +105,7 @@ func main() {
 	defer stop()
 	logger := klog.FromContext(ctx)
 	ctx = klog.NewContext(ctx, logger)
+	logger.V(2).Info("Garbage collector", "GOGC", gogc)
 
 	if err := run(ctx, o); err != nil {
 		// One line a person can act on; no stack trace.
