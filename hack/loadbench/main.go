@@ -230,10 +230,10 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		return err
 	}
 	fmt.Println()
-	fmt.Println("| CronJobs | Jobs | RSS empty MiB | RSS after sync MiB | peak RSS MiB | heap in use MiB (empty) | bytes/object (RSS) | bytes/object (heap) | ready and quiet after | idle CPU |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-	fmt.Printf("| %d | %d | %.0f | %.0f | %.0f | %.0f (%.0f) | %.0f | %.0f | %.0f s | %.2f %% |\n", m.CronJobs, m.Jobs, m.EmptyRSSMiB, m.RSSMiB, m.PeakMiB,
-		m.HeapInuseMiB, m.EmptyHeapMiB, m.BytesPerObject, m.HeapPerObject, m.SyncSeconds, m.IdleCPUPercent)
+	fmt.Println("| CronJobs | Jobs | RSS empty MiB | RSS after sync MiB | peak RSS MiB | RSS after a minute idle MiB | heap in use MiB (empty) | live heap MiB | bytes/object (RSS) | bytes/object (heap) | ready and quiet after | idle CPU |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Printf("| %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f (%.0f) | %.0f | %.0f | %.0f | %.0f s | %.2f %% |\n", m.CronJobs, m.Jobs, m.EmptyRSSMiB, m.RSSMiB, m.PeakMiB,
+		m.IdleRSSMiB, m.HeapInuseMiB, m.EmptyHeapMiB, m.LiveHeapMiB, m.BytesPerObject, m.HeapPerObject, m.SyncSeconds, m.IdleCPUPercent)
 	return nil
 }
 

@@ -36,6 +36,12 @@ type memoryResult struct {
 	RSSMiB, PeakMiB float64
 	HeapInuseMiB    float64
 	EmptyHeapMiB    float64
+	// LiveHeapMiB is the heap still reachable after a forced GC: what the
+	// caches and the rest of the process really hold.
+	LiveHeapMiB float64
+	// IdleRSSMiB is the RSS again after the idle minute, once the runtime
+	// has returned to the OS what the initial sync no longer needs.
+	IdleRSSMiB float64
 	BytesPerObject  float64 // RSS growth over the empty process, per cached object
 	HeapPerObject   float64 // heap growth, per cached object
 	SyncSeconds     float64 // from start until the controller went quiet
@@ -71,6 +77,7 @@ func memoryBench(ctx context.Context, cluster *localcluster.Cluster, kube kubern
 		return r, err
 	}
 	r.RSSMiB, r.PeakMiB, r.HeapInuseMiB, r.SyncSeconds = full.rss, full.peak, full.heap, full.settle.Seconds()
+	r.LiveHeapMiB, r.IdleRSSMiB = full.live, full.idleRSS
 	r.IdleCPUPercent = full.idleCPU
 	objects := float64(nCron + nJobs)
 	r.BytesPerObject = (full.rss - empty.rss) * (1 << 20) / objects
@@ -80,6 +87,7 @@ func memoryBench(ctx context.Context, cluster *localcluster.Cluster, kube kubern
 
 type processMemory struct {
 	rss, peak, heap float64 // MiB
+	live, idleRSS   float64 // MiB
 	settle          time.Duration
 	idleCPU         float64 // percent of a core over the idle window
 }
@@ -91,10 +99,8 @@ func measureController(ctx context.Context, cluster *localcluster.Cluster, ours 
 	var m processMemory
 	metricsAddr, healthAddr := freePort(), freePort()
 	start := time.Now()
-	args := []string{"-kubeconfig", cluster.Kubeconfig, "-metrics-bind-address=" + metricsAddr, "-health-probe-bind-address=" + healthAddr}
-	if profileDir != "" {
-		args = append(args, "-profiling")
-	}
+	// -profiling serves the heap profile that forces the GC for the live heap.
+	args := []string{"-kubeconfig", cluster.Kubeconfig, "-metrics-bind-address=" + metricsAddr, "-health-probe-bind-address=" + healthAddr, "-profiling"}
 	proc, err := startProcess(ours, args...)
 	if err != nil {
 		return m, err
@@ -115,16 +121,24 @@ func measureController(ctx context.Context, cluster *localcluster.Cluster, ours 
 	m.settle = time.Since(start)
 	m.rss, m.peak = procMemMiB(proc, "VmRSS:"), procMemMiB(proc, "VmHWM:")
 	m.heap = scrape("http://"+metricsAddr+"/metrics", "go_memstats_heap_inuse_bytes") / (1 << 20)
+	// The profile is taken after a GC (gc=1), so the heap allocated
+	// right after it is the live heap.
+	file := filepath.Join(os.TempDir(), fmt.Sprintf("loadbench-heap-%d.pb.gz", time.Now().UnixNano()))
 	if profileDir != "" {
-		file := filepath.Join(profileDir, fmt.Sprintf("heap-%d.pb.gz", time.Now().Unix()))
-		if err := saveProfile("http://"+metricsAddr+"/debug/pprof/heap", file); err != nil {
-			fmt.Fprintln(os.Stderr, "loadbench: heap profile:", err)
-		}
+		file = filepath.Join(profileDir, fmt.Sprintf("heap-%d.pb.gz", time.Now().Unix()))
 	}
+	if err := saveProfile("http://"+metricsAddr+"/debug/pprof/heap?gc=1", file); err != nil {
+		return m, fmt.Errorf("heap profile: %w", err)
+	}
+	if profileDir == "" {
+		_ = os.Remove(file)
+	}
+	m.live = scrape("http://"+metricsAddr+"/metrics", "go_memstats_heap_alloc_bytes") / (1 << 20)
 	if idle > 0 {
 		before := cpuSeconds(proc)
 		time.Sleep(idle)
 		m.idleCPU = (cpuSeconds(proc) - before) / idle.Seconds() * 100
+		m.idleRSS = procMemMiB(proc, "VmRSS:")
 	}
 	return m, nil
 }
