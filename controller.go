@@ -458,17 +458,14 @@ func (c *Controller) cachedCronJob(key cache.ObjectName) (*cronv1.CronJob, error
 	return c.writtenCronJobs.Fresher(cached).CronJob()
 }
 
-// cachedJob returns the Job under key in the cache, expanded.
-func (c *Controller) cachedJob(key cache.ObjectName) (*batchv1.Job, bool) {
+// cachedJob returns the Job under key in the cache.
+func (c *Controller) cachedJob(key cache.ObjectName) (*slim.Job, bool) {
 	obj, exists, err := c.jobIndexer.GetByKey(key.String())
 	if err != nil || !exists {
 		return nil, false
 	}
 	j, ok := obj.(*slim.Job)
-	if !ok {
-		return nil, false
-	}
-	return j.Job(), true
+	return j, ok
 }
 
 // syncHandler brings one CronJob up to date: it reconciles its Jobs, starts
@@ -554,21 +551,22 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index,
-// and those this process created that the cache does not show yet.
-func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*batchv1.Job, error) {
+// and those this process created that the cache does not show yet. They are
+// the caches' objects, shared: read them, never change them.
+func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*slim.Job, error) {
 	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
 	if err != nil {
 		return nil, fmt.Errorf("listing Jobs of %s: %w", klog.KObj(cj), err)
 	}
-	jobs := make([]*batchv1.Job, 0, len(objs))
+	jobs := make([]*slim.Job, 0, len(objs))
 	for _, o := range objs {
 		if j, ok := o.(*slim.Job); ok {
-			jobs = append(jobs, j.Job())
+			jobs = append(jobs, j)
 		}
 	}
 	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
-		if !slices.ContainsFunc(jobs, func(cached *batchv1.Job) bool { return cached.UID == j.UID }) {
-			jobs = append(jobs, j.Job())
+		if !slices.ContainsFunc(jobs, func(cached *slim.Job) bool { return cached.UID == j.UID }) {
+			jobs = append(jobs, j)
 		}
 	}
 	return jobs, nil
@@ -577,7 +575,7 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*batchv1.Job, error) {
 // syncCronJob does the work of a sync on cj, a private copy whose status it
 // updates in place. jobs are the Jobs cj controls.
 // started says whether it created the Job of a scheduled run.
-func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job, now time.Time) (_ time.Duration, started bool, _ error) {
+func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs []*slim.Job, now time.Time) (_ time.Duration, started bool, _ error) {
 	logger := klog.FromContext(ctx)
 	if err := c.reconcileActive(ctx, cj, jobs); err != nil {
 		return 0, false, err
@@ -724,7 +722,7 @@ func (c *Controller) runNow(ctx context.Context, cj *cronv1.CronJob, value strin
 		}
 		return retry, err
 	}
-	if activeIndex(cj, string(j.UID)) < 0 && job.Finished(j) == "" {
+	if activeIndex(cj, string(j.UID)) < 0 && j.Finished() == "" {
 		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
 	}
 	cj.Status.LastRunNow = value
@@ -733,13 +731,13 @@ func (c *Controller) runNow(ctx context.Context, cj *cronv1.CronJob, value strin
 
 // reconcileActive makes status.active the set of unfinished Jobs cj
 // controls, and records the newest successful completion.
-func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job) error {
+func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jobs []*slim.Job) error {
 	logger := klog.FromContext(ctx)
 	seen := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		seen[string(j.UID)] = true
 		i := activeIndex(cj, string(j.UID))
-		finished := job.Finished(j)
+		finished := j.Finished()
 		switch {
 		case finished != "" && i >= 0:
 			cj.Status.Active = slices.Delete(cj.Status.Active, i, i+1)
@@ -747,9 +745,9 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jo
 		case finished == "" && i < 0 && j.DeletionTimestamp == nil:
 			c.adopt(ctx, cj, j)
 		}
-		if finished == batchv1.JobComplete && j.Status.CompletionTime != nil &&
-			(cj.Status.LastSuccessfulTime == nil || j.Status.CompletionTime.After(cj.Status.LastSuccessfulTime.Time)) {
-			cj.Status.LastSuccessfulTime = j.Status.CompletionTime.DeepCopy()
+		if done := j.CompletionTime(); finished == batchv1.JobComplete && done != nil &&
+			(cj.Status.LastSuccessfulTime == nil || done.After(cj.Status.LastSuccessfulTime.Time)) {
+			cj.Status.LastSuccessfulTime = done.DeepCopy()
 		}
 	}
 
@@ -777,12 +775,12 @@ func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jo
 // adopt records in status an unfinished Job that cj controls but that its
 // status does not list, as after a crash between creating a Job and writing
 // the status. A Job the controller did not make is also reported.
-func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *batchv1.Job) {
+func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *slim.Job) {
 	cj.Status.Active = append(cj.Status.Active, job.Ref(j))
-	if j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
+	if j.Manual() {
 		return
 	}
-	at, ok := job.ScheduledAt(j)
+	at, ok := j.ScheduledAt()
 	if !ok {
 		klog.FromContext(ctx).Info("Unexpected Job controlled by this CronJob", "job", klog.KObj(j))
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob,
@@ -796,10 +794,10 @@ func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *batchv1.J
 
 // pruneHistory deletes the finished Jobs beyond the history limits. It is
 // best effort: a failed delete is reported and tried again next sync.
-func (c *Controller) pruneHistory(ctx context.Context, cj *cronv1.CronJob, jobs []*batchv1.Job) {
-	var finished []*batchv1.Job
+func (c *Controller) pruneHistory(ctx context.Context, cj *cronv1.CronJob, jobs []*slim.Job) {
+	var finished []*slim.Job
 	for _, j := range jobs {
-		if j.DeletionTimestamp == nil && job.Finished(j) != "" {
+		if j.DeletionTimestamp == nil && j.Finished() != "" {
 			finished = append(finished, j)
 		}
 	}
@@ -859,7 +857,7 @@ func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled
 // before (its name is the lock of its run). Failures become Events and, for
 // a template the API rejects, a False JobTemplateValid condition; retry says
 // whether trying again can help.
-func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *batchv1.Job, what string) (_ *batchv1.Job, retry bool, _ error) {
+func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *batchv1.Job, what string) (_ *slim.Job, retry bool, _ error) {
 	// The cache first: a Job of ours already there means no call at all, and
 	// a foreign one no retry storm.
 	key := cache.MetaObjectToName(want)
@@ -867,12 +865,13 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *ba
 		return c.existingJob(ctx, cj, existing, what)
 	}
 	if mine, ok := c.createdJobs.Get(key); ok {
-		return c.existingJob(ctx, cj, mine.Job(), what)
+		return c.existingJob(ctx, cj, mine, what)
 	}
 	created, err := c.jobs.Create(ctx, want)
 	switch {
 	case err == nil:
-		c.createdJobs.Wrote(slim.NewJob(created))
+		mine := slim.NewJob(created)
+		c.createdJobs.Wrote(mine)
 		metrics.JobsCreated.Inc()
 		if at, ok := job.ScheduledAt(created); ok {
 			// The API server's creationTimestamp has whole seconds; the clock
@@ -882,13 +881,13 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *ba
 		klog.FromContext(ctx).V(2).Info("Created Job", "job", klog.KObj(created), "for", what)
 		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
 		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", c.clock.Now())
-		return created, false, nil
+		return mine, false, nil
 	case apierrors.IsAlreadyExists(err):
 		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
 		if getErr != nil {
 			return nil, true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
 		}
-		return c.existingJob(ctx, cj, live, what)
+		return c.existingJob(ctx, cj, slim.NewJob(live), what)
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
 		// The namespace is going or gone, and the CronJob with it: retrying
 		// only adds load until its delete event arrives.
@@ -906,7 +905,7 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *ba
 
 // existingJob handles a Job that already holds the name wanted for what:
 // ours means it started already; anyone else's blocks it for good.
-func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, existing *batchv1.Job, what string) (*batchv1.Job, bool, error) {
+func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, existing *slim.Job, what string) (*slim.Job, bool, error) {
 	if !job.IsControlledBy(existing, string(cj.UID)) {
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate,
 			"Job %s already exists and is not controlled by this CronJob; %s is not started", existing.Name, what)
@@ -917,10 +916,10 @@ func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, existi
 }
 
 // recordStarted notes in status that j is the run of cj at scheduled.
-func (c *Controller) recordStarted(cj *cronv1.CronJob, j *batchv1.Job, scheduled time.Time) {
+func (c *Controller) recordStarted(cj *cronv1.CronJob, j *slim.Job, scheduled time.Time) {
 	c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
 		fmt.Sprintf("Job %s is the run of %s", j.Name, scheduled.UTC().Format(time.RFC3339)), c.clock.Now())
-	if activeIndex(cj, string(j.UID)) < 0 && job.Finished(j) == "" {
+	if activeIndex(cj, string(j.UID)) < 0 && j.Finished() == "" {
 		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
 	}
 	if cj.Status.LastScheduleTime == nil || scheduled.After(cj.Status.LastScheduleTime.Time) {

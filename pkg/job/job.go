@@ -113,17 +113,30 @@ func ScheduledAt(j metav1.Object) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
+	return ParseScheduledAt(v)
+}
+
+// ParseScheduledAt reads a value of the scheduled-at annotation.
+func ParseScheduledAt(v string) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339, v)
 	return t, err == nil
+}
+
+// Run is what history pruning reads of a Job: *batchv1.Job is not one (the
+// controller's caches hold Jobs in a slim form that is).
+type Run interface {
+	GetName() string
+	Finished() batchv1.JobConditionType
+	StartTime() *metav1.Time
 }
 
 // ToPrune returns the finished Jobs beyond the history limits: the oldest by
 // start time, a Job that never started counting as the newest. A nil limit
 // keeps everything.
-func ToPrune(finished []*batchv1.Job, successfulLimit, failedLimit *int32) []*batchv1.Job {
-	var succeeded, failed []*batchv1.Job
+func ToPrune[J Run](finished []J, successfulLimit, failedLimit *int32) []J {
+	var succeeded, failed []J
 	for _, j := range finished {
-		switch Finished(j) {
+		switch j.Finished() {
 		case batchv1.JobComplete:
 			succeeded = append(succeeded, j)
 		case batchv1.JobFailed:
@@ -133,7 +146,7 @@ func ToPrune(finished []*batchv1.Job, successfulLimit, failedLimit *int32) []*ba
 	return append(oldestBeyond(succeeded, successfulLimit), oldestBeyond(failed, failedLimit)...)
 }
 
-func oldestBeyond(jobs []*batchv1.Job, limit *int32) []*batchv1.Job {
+func oldestBeyond[J Run](jobs []J, limit *int32) []J {
 	if limit == nil || len(jobs) <= int(*limit) {
 		return nil
 	}
@@ -141,29 +154,29 @@ func oldestBeyond(jobs []*batchv1.Job, limit *int32) []*batchv1.Job {
 	return jobs[:len(jobs)-int(*limit)]
 }
 
-func startedBefore(a, b *batchv1.Job) bool {
-	as, bs := a.Status.StartTime, b.Status.StartTime
+func startedBefore[J Run](a, b J) bool {
+	as, bs := a.StartTime(), b.StartTime()
 	switch {
 	case as == nil && bs == nil:
-		return a.Name < b.Name
+		return a.GetName() < b.GetName()
 	case as == nil:
 		return false
 	case bs == nil:
 		return true
 	case as.Equal(bs):
-		return a.Name < b.Name
+		return a.GetName() < b.GetName()
 	default:
 		return as.Before(bs)
 	}
 }
 
 // Ref is the reference to j kept in a CronJob's status.active.
-func Ref(j *batchv1.Job) corev1.ObjectReference {
+func Ref(j metav1.Object) corev1.ObjectReference {
 	return corev1.ObjectReference{
 		APIVersion: batchv1.SchemeGroupVersion.String(),
 		Kind:       "Job",
-		Namespace:  j.Namespace,
-		Name:       j.Name,
-		UID:        j.UID,
+		Namespace:  j.GetNamespace(),
+		Name:       j.GetName(),
+		UID:        j.GetUID(),
 	}
 }

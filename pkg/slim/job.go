@@ -1,18 +1,19 @@
 package slim
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
-// Job is what the cache keeps of a Job: its identity and owner references
-// (in ObjectMeta, which also makes it a metav1.Object for keys, indexes and
-// event handlers), the two annotations this controller sets, how it
-// finished, and when it started and completed. A Job this controller does
+// Job is what the cache keeps of a Job, and what a sync reads of one: its
+// identity and owner references (in ObjectMeta, which also makes it a
+// metav1.Object for keys, indexes and event handlers), the two annotations
+// this controller sets, how it finished, and when it started and completed. A Job this controller does
 // not own keeps its identity and owners only, enough to see that a name is
 // taken. ObjectMeta holds no annotations, labels or managedFields.
 type Job struct {
@@ -54,26 +55,27 @@ func NewJob(j *batchv1.Job) *Job {
 	return s
 }
 
-// Job returns a new batchv1.Job holding what the cache kept; the caller
-// owns it.
-func (s *Job) Job() *batchv1.Job {
-	j := &batchv1.Job{ObjectMeta: *s.ObjectMeta.DeepCopy()}
-	if s.scheduledAt != nil || s.instantiate != nil {
-		j.Annotations = make(map[string]string, 2)
-		if s.scheduledAt != nil {
-			j.Annotations[cronv1.ScheduledAtAnnotation] = *s.scheduledAt
-		}
-		if s.instantiate != nil {
-			j.Annotations[cronv1.InstantiateAnnotation] = *s.instantiate
-		}
+// Finished returns the condition type (Complete or Failed) that ended the
+// Job, or "" while it runs.
+func (s *Job) Finished() batchv1.JobConditionType { return s.finished }
+
+// StartTime is the Job's status.startTime; do not change what it points at.
+func (s *Job) StartTime() *metav1.Time { return s.startTime }
+
+// CompletionTime is the Job's status.completionTime; do not change what it
+// points at.
+func (s *Job) CompletionTime() *metav1.Time { return s.completedTime }
+
+// ScheduledAt reads the scheduled-at annotation like job.ScheduledAt.
+func (s *Job) ScheduledAt() (time.Time, bool) {
+	if s.scheduledAt == nil {
+		return time.Time{}, false
 	}
-	if s.finished != "" {
-		j.Status.Conditions = []batchv1.JobCondition{{Type: s.finished, Status: corev1.ConditionTrue}}
-	}
-	j.Status.StartTime = s.startTime.DeepCopy()
-	j.Status.CompletionTime = s.completedTime.DeepCopy()
-	return j
+	return job.ParseScheduledAt(*s.scheduledAt)
 }
+
+// Manual reports whether the Job was started by hand (run-now).
+func (s *Job) Manual() bool { return s.instantiate != nil && *s.instantiate == job.Manual }
 
 func annotation(j *batchv1.Job, key string) *string {
 	if v, ok := j.Annotations[key]; ok {
