@@ -138,8 +138,8 @@ func NewController(
 	utilruntime.Must(cronscheme.AddToScheme(scheme.Scheme))
 
 	c := &Controller{
-		jobs:          control.NewJobs(kubeclientset),
-		cronJobs:      control.NewCronJobs(cronclientset),
+		jobs:           control.NewJobs(kubeclientset),
+		cronJobs:       control.NewCronJobs(cronclientset),
 		jobIndexer:     jobInformer.Informer().GetIndexer(),
 		cronJobIndexer: cronJobInformer.Informer().GetIndexer(),
 		cachesSynced:   []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},

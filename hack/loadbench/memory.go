@@ -41,10 +41,10 @@ type memoryResult struct {
 	LiveHeapMiB float64
 	// IdleRSSMiB is the RSS again after the idle minute, once the runtime
 	// has returned to the OS what the initial sync no longer needs.
-	IdleRSSMiB float64
-	BytesPerObject  float64 // RSS growth over the empty process, per cached object
-	HeapPerObject   float64 // heap growth, per cached object
-	SyncSeconds     float64 // from start until the controller went quiet
+	IdleRSSMiB     float64
+	BytesPerObject float64 // RSS growth over the empty process, per cached object
+	HeapPerObject  float64 // heap growth, per cached object
+	SyncSeconds    float64 // from start until the controller went quiet
 	// IdleCPUPercent is the controller's CPU use over a minute after that,
 	// with nothing due, in percent of one core.
 	IdleCPUPercent float64
