@@ -16,7 +16,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -25,6 +24,7 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
+	"github.com/cronjob-controller/cronjob-controller/pkg/workload"
 )
 
 // memoryResult is what the memory benchmark reports for one controller
@@ -200,37 +200,11 @@ func procMemMiB(p *exec.Cmd, field string) float64 {
 	return 0
 }
 
-// podTemplate is a pod spec of the size real CronJobs carry: a few labels,
-// environment variables, resources, a volume.
-func podTemplate() corev1.PodTemplateSpec {
-	var env []corev1.EnvVar
-	for i := range 8 {
-		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("SETTING_%d", i), Value: fmt.Sprintf("value-of-setting-number-%d", i)})
-	}
-	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "report", "team": "data", "tier": "batch"}},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name: "report", Image: "registry.example.com/team/report:v1.2.3",
-				Command: []string{"/bin/report", "--since=24h", "--output=/data/out.json"},
-				Env:     env,
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
-				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
-			}},
-			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-		},
-	}
-}
-
 // createOwnedObjects creates nCron CronJobs and nJobs Jobs spread over
 // them, each Job as this controller would have made it for a past run
 // (suspended, so no pods and no job controller are involved).
 func createOwnedObjects(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, nCron, nJobs int) error {
-	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: podTemplate()}}
+	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: workload.PodTemplate()}}
 	cronJobs := make([]*cronv1.CronJob, nCron)
 	if err := parallel(nCron, func(i int) error {
 		cj, err := cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
