@@ -527,7 +527,6 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob) error 
 	if err != nil {
 		return err
 	}
-	updated.ManagedFields = nil
 	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
 	return nil
 }
