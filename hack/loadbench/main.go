@@ -83,6 +83,10 @@ type variant struct {
 // profileDir is where CPU profiles of the firings go (-profile).
 var profileDir string
 
+// controllerFlags are extra flags for this controller in the load runs
+// (-controller-flags), such as -v=4 to see its conflicts and retries.
+var controllerFlags []string
+
 func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
@@ -90,6 +94,10 @@ func main() {
 	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all)")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
+	flag.Func("controller-flags", "space-separated extra flags for this controller in the load runs, e.g. -v=4", func(v string) error {
+		controllerFlags = strings.Fields(v)
+		return nil
+	})
 	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
 	flag.Parse()
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
@@ -138,6 +146,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		pprofAddr = freePort()
 		metricsFlags = []string{"-metrics-bind-address=" + pprofAddr, "-health-probe-bind-address=0", "-profiling"}
 	}
+	metricsFlags = append(metricsFlags, controllerFlags...)
 	variants := []variant{
 		{name: "this controller, defaults", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
@@ -238,9 +247,10 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 }
 
 // startProcess starts the controller under test, its output in
-// _output/loadbench-<name>.log.
+// _output/loadbench-<name>-<start time>.log: a file of its own, so that the
+// log of a run that went wrong is still there after the runs that follow.
 func startProcess(path string, args ...string) (*exec.Cmd, error) {
-	log, err := os.Create(filepath.Join("_output", "loadbench-"+filepath.Base(path)+".log"))
+	log, err := os.Create(filepath.Join("_output", fmt.Sprintf("loadbench-%s-%d.log", filepath.Base(path), time.Now().UnixNano())))
 	if err != nil {
 		return nil, err
 	}
