@@ -378,9 +378,16 @@ collect:
 			break collect
 		}
 	}
-	// Status writes may follow the Jobs: count until the controller has
-	// made no request on cronjobs or jobs for three seconds.
-	after, err := settled(ctx, cluster, time.Now().Add(time.Minute))
+	// Status writes may follow the Jobs: count until no request on
+	// cronjobs or jobs has been made for three seconds, but stop before the
+	// next minute, when every CronJob is due again: other components' reads
+	// can keep the API server from ever going quiet, and the window must
+	// not take in the next firing (nor the controller be stopped in it).
+	next := due.Add(time.Minute)
+	for !next.After(time.Now().Add(time.Second)) {
+		next = next.Add(time.Minute)
+	}
+	after, err := settled(ctx, cluster, next.Add(-time.Second))
 	if err != nil {
 		return r, err
 	}
