@@ -449,6 +449,19 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 
 // saveProfile downloads a pprof profile into file.
 func saveProfile(url, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := fetch(url, f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fetch copies the body of a GET of url to w.
+func fetch(url string, w io.Writer) error {
 	resp, err := http.Get(url)
 	if err != nil {
 		return err
@@ -457,15 +470,8 @@ func saveProfile(url, file string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
 }
 
 // latestStartSecond is the last second of a minute at which a run may

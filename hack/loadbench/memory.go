@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -122,16 +123,15 @@ func measureController(ctx context.Context, cluster *localcluster.Cluster, ours 
 	m.rss, m.peak = procMemMiB(proc, "VmRSS:"), procMemMiB(proc, "VmHWM:")
 	m.heap = scrape("http://"+metricsAddr+"/metrics", "go_memstats_heap_inuse_bytes") / (1 << 20)
 	// The profile is taken after a GC (gc=1), so the heap allocated
-	// right after it is the live heap.
-	file := filepath.Join(os.TempDir(), fmt.Sprintf("loadbench-heap-%d.pb.gz", time.Now().UnixNano()))
+	// right after it is the live heap; it is kept only with -profile.
+	heapURL := "http://" + metricsAddr + "/debug/pprof/heap?gc=1"
 	if profileDir != "" {
-		file = filepath.Join(profileDir, fmt.Sprintf("heap-%d.pb.gz", time.Now().Unix()))
+		err = saveProfile(heapURL, filepath.Join(profileDir, fmt.Sprintf("heap-%d.pb.gz", time.Now().Unix())))
+	} else {
+		err = fetch(heapURL, io.Discard)
 	}
-	if err := saveProfile("http://"+metricsAddr+"/debug/pprof/heap?gc=1", file); err != nil {
+	if err != nil {
 		return m, fmt.Errorf("heap profile: %w", err)
-	}
-	if profileDir == "" {
-		_ = os.Remove(file)
 	}
 	m.live = scrape("http://"+metricsAddr+"/metrics", "go_memstats_heap_alloc_bytes") / (1 << 20)
 	if idle > 0 {

@@ -113,11 +113,6 @@ func ScheduledAt(j metav1.Object) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return ParseScheduledAt(v)
-}
-
-// ParseScheduledAt reads a value of the scheduled-at annotation.
-func ParseScheduledAt(v string) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339, v)
 	return t, err == nil
 }

@@ -13,12 +13,17 @@ import (
 // Job is what the cache keeps of a Job, and what a sync reads of one: its
 // identity and owner references (in ObjectMeta, which also makes it a
 // metav1.Object for keys, indexes and event handlers), the two annotations
-// this controller sets, how it finished, and when it started and completed. A Job this controller does
-// not own keeps its identity and owners only, enough to see that a name is
-// taken. ObjectMeta holds no annotations, labels or managedFields.
+// this controller sets (read once), how it finished, and when it started and
+// completed. A Job this controller does not own keeps its identity and
+// owners only, enough to see that a name is taken. ObjectMeta holds no
+// annotations, labels or managedFields.
 type Job struct {
 	metav1.ObjectMeta
-	scheduledAt, instantiate *string
+	// scheduledAt is the scheduled-at annotation read once, zero when it is
+	// missing or unreadable; manual says the instantiate annotation is
+	// job.Manual.
+	scheduledAt              time.Time
+	manual                   bool
 	finished                 batchv1.JobConditionType
 	startTime, completedTime *metav1.Time
 }
@@ -47,8 +52,8 @@ func NewJob(j *batchv1.Job) *Job {
 	if job.ControllerOf(j) == nil {
 		return s
 	}
-	s.scheduledAt = annotation(j, cronv1.ScheduledAtAnnotation)
-	s.instantiate = annotation(j, cronv1.InstantiateAnnotation)
+	s.scheduledAt, _ = job.ScheduledAt(j)
+	s.manual = j.Annotations[cronv1.InstantiateAnnotation] == job.Manual
 	s.finished = job.Finished(j)
 	s.startTime = j.Status.StartTime.DeepCopy()
 	s.completedTime = j.Status.CompletionTime.DeepCopy()
@@ -66,23 +71,12 @@ func (s *Job) StartTime() *metav1.Time { return s.startTime }
 // points at.
 func (s *Job) CompletionTime() *metav1.Time { return s.completedTime }
 
-// ScheduledAt reads the scheduled-at annotation like job.ScheduledAt.
-func (s *Job) ScheduledAt() (time.Time, bool) {
-	if s.scheduledAt == nil {
-		return time.Time{}, false
-	}
-	return job.ParseScheduledAt(*s.scheduledAt)
-}
+// ScheduledAt is the time the Job ran for, from its scheduled-at
+// annotation, like job.ScheduledAt: false when that is missing or unreadable.
+func (s *Job) ScheduledAt() (time.Time, bool) { return s.scheduledAt, !s.scheduledAt.IsZero() }
 
 // Manual reports whether the Job was started by hand (run-now).
-func (s *Job) Manual() bool { return s.instantiate != nil && *s.instantiate == job.Manual }
-
-func annotation(j *batchv1.Job, key string) *string {
-	if v, ok := j.Annotations[key]; ok {
-		return &v
-	}
-	return nil
-}
+func (s *Job) Manual() bool { return s.manual }
 
 func copyRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
 	if refs == nil {

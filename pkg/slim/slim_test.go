@@ -170,9 +170,15 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 		t.Errorf("a manual run read as scheduled, not manual, or finished: %+v", manual)
 	}
 
+	unreadable := j.DeepCopy()
+	unreadable.Annotations[cronv1.ScheduledAtAnnotation] = "yesterday"
+	if _, ok := NewJob(unreadable).ScheduledAt(); ok {
+		t.Error("an unreadable scheduled-at annotation read as a time")
+	}
+
 	foreign := j.DeepCopy()
 	foreign.OwnerReferences = nil
-	if s := NewJob(foreign); s.Name != j.Name || s.scheduledAt != nil || s.StartTime() != nil || s.Finished() != "" {
+	if s := NewJob(foreign); s.Name != j.Name || !s.scheduledAt.IsZero() || s.Manual() || s.StartTime() != nil || s.Finished() != "" {
 		t.Errorf("a foreign Job keeps more than its identity: %+v", s)
 	}
 	if out, _ := FromJob("tombstone"); out != "tombstone" {
