@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
@@ -36,7 +35,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
-	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -46,30 +45,6 @@ const controllerAgentName = "cronjob-controller"
 // jobsByControllerUID indexes Jobs by the UID of the CronJob that controls
 // them, so a sync finds its Jobs without scanning a namespace.
 const jobsByControllerUID = "jobsByControllerUID"
-
-// Event reasons. Warnings are things a user should act on.
-const (
-	ReasonSuccessfulCreate   = "SuccessfulCreate"
-	ReasonSawCompletedJob    = "SawCompletedJob"
-	ReasonSuccessfulDelete   = "SuccessfulDelete"
-	ReasonMissSchedule       = "MissSchedule"
-	ReasonJobAlreadyActive   = "JobAlreadyActive"
-	ReasonTooManyMissedTimes = "TooManyMissedTimes"
-	ReasonInvalidSchedule    = schedule.ReasonInvalidSchedule
-	ReasonUnknownTimeZone    = schedule.ReasonUnknownTimeZone
-	ReasonFailedCreate       = "FailedCreate"
-	ReasonFailedDelete       = "FailedDelete"
-	ReasonUnexpectedJob      = "UnexpectedJob"
-	ReasonMissingJob         = "MissingJob"
-)
-
-// Condition reasons that are not also Event reasons.
-const (
-	reasonScheduleValid = "Valid"
-	reasonJobCreated    = "JobCreated"
-	reasonJobRejected   = "JobRejected"
-	reasonRunStarted    = "Started"
-)
 
 // syncTimeout bounds one sync, so shutdown waits at most this long for the
 // item a worker holds.
@@ -99,6 +74,9 @@ type Controller struct {
 	// may not show yet, so a sync reads its own writes.
 	createdJobs     *ownwrites.Store[*slim.Job]
 	writtenCronJobs *ownwrites.Store[*slim.CronJob]
+	// deletedJobs are the Jobs this process deleted that the cache may
+	// still show.
+	deletedJobs *recentDeletes
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
 	deferred *deferredStatuses
@@ -151,6 +129,7 @@ func NewController(
 			return ""
 		}),
 		writtenCronJobs: ownwrites.New[*slim.CronJob](clk, ownWritesTTL, nil),
+		deletedJobs:     newRecentDeletes(clk),
 		deferred:        newDeferredStatuses(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -296,6 +275,13 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		// The cache was behind our own last status write; the retry sees it.
 		klog.FromContext(syncCtx).V(4).Info("Status write conflicted; retrying", "err", err)
 		c.queue.AddRateLimited(key)
+	case err != nil && !retryable(err):
+		// Dropped on purpose, and said once: a retry cannot mend it.
+		klog.FromContext(syncCtx).Info("Sync failed; not retrying", "err", err)
+		c.queue.Forget(key)
+		if requeueAfter > 0 {
+			c.queue.AddAfter(key, requeueAfter)
+		}
 	case err != nil:
 		utilruntime.HandleErrorWithContext(syncCtx, err, "Sync failed; retrying", "cronjob", key)
 		c.queue.AddRateLimited(key)
@@ -405,6 +391,7 @@ func (c *Controller) deleteJob(obj any) {
 		return
 	}
 	c.createdJobs.Forget(cache.MetaObjectToName(j))
+	c.deletedJobs.forget(j.UID)
 	c.enqueueOwner(j)
 }
 
@@ -468,17 +455,18 @@ func (c *Controller) cachedJob(key cache.ObjectName) (*slim.Job, bool) {
 	return j, ok
 }
 
-// syncHandler brings one CronJob up to date: it reconciles its Jobs, starts
-// the run that is due, and writes the status once if it changed. It returns
-// how long until the CronJob must be looked at again (0: only on a change).
+// syncHandler brings one CronJob up to date: it gathers the sync's view of
+// the CronJob and its Jobs, asks the planner what to do, carries that out,
+// and writes the status once if it changed. It returns how long until the
+// CronJob must be looked at again (0: only on a change).
 //
 // A sync that started a Job while other CronJobs wait in the queue does not
 // write the status yet: it keeps it in c.deferred and queues the CronJob
 // again, behind them. When many CronJobs are due at once, every Job is
 // created before any status is written, so no Job waits behind another
-// CronJob's status write; the next sync writes the status it finds kept.
+// CronJob's status write; the next sync starts from the status it finds kept.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
-	cj, err := c.cachedCronJob(key) // a copy of its own: the sync changes it
+	v, err := c.view(ctx, key)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.take(key, "")
@@ -487,37 +475,240 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if err != nil {
 		return 0, err
 	}
-	before := cj.Status.DeepCopy()
-	jobs, err := c.jobsOwnedBy(cj)
-	if err != nil {
-		return 0, err
-	}
-	if status, ok := c.deferred.take(key, cj.UID); ok {
-		cj.Status = *status
-	}
-	requeueAfter, started, syncErr := c.syncCronJob(ctx, cj, jobs, c.clock.Now())
+	plan := planner.Decide(v.input)
+	started, applyErr := c.apply(ctx, v.cronJob, plan)
+	c.report(v.cronJob, plan)
 
-	cj.Status.ActiveCount = int32(len(cj.Status.Active))
-	cj.Status.ObservedGeneration = cj.Generation
-	if equality.Semantic.DeepEqual(*before, cj.Status) {
-		return requeueAfter, syncErr
+	cj := v.cronJob
+	cj.Status = plan.Status
+	if equality.Semantic.DeepEqual(v.written, cj.Status) {
+		return plan.RequeueAfter, applyErr
 	}
 	if started && c.queue.Len() > 0 && !c.queue.ShuttingDown() {
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
 		c.deferred.put(key, cj.UID, &cj.Status)
 		c.queue.Add(key)
-		return requeueAfter, syncErr
+		return plan.RequeueAfter, applyErr
 	}
 	if err := c.writeStatus(ctx, cj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return 0, syncErr
+			return 0, applyErr
 		}
-		// Keep what was decided (counted misses, conditions): the retry
+		// Keep what was decided (Jobs started, misses counted): the retry
 		// starts from it rather than deciding it again.
 		c.deferred.put(key, cj.UID, &cj.Status)
-		return 0, errors.Join(syncErr, fmt.Errorf("updating status of %s: %w", key, err))
+		return 0, errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
-	return requeueAfter, syncErr
+	return plan.RequeueAfter, applyErr
+}
+
+// syncView is what one sync knows: the CronJob, with the status this
+// process last decided for it, and the planner's input built from it.
+type syncView struct {
+	// cronJob is a private copy the sync may change.
+	cronJob *cronv1.CronJob
+	// written is the status the API server holds, as far as this process
+	// knows: a sync writes only when its decision differs from it.
+	written cronv1.CronJobStatus
+	input   planner.Input
+}
+
+// view gathers the one view of state a sync decides from. Three sources
+// meet here and nowhere else: the informer caches, this process's own
+// writes the caches do not show yet (created and deleted Jobs, written
+// statuses), and statuses decided but deferred. An active Job the view
+// cannot find is looked up live: only the API server can say it is gone.
+func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView, error) {
+	cj, err := c.cachedCronJob(key) // a copy of its own: the sync changes it
+	if err != nil {
+		return nil, err
+	}
+	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
+	if status, ok := c.deferred.take(key, cj.UID); ok {
+		cj.Status = *status
+	}
+	jobs, err := c.jobsOwnedBy(cj)
+	if err != nil {
+		return nil, err
+	}
+	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now()}
+	for _, ref := range cj.Status.Active {
+		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
+			continue
+		}
+		live, err := c.jobs.Get(ctx, ref.Namespace, ref.Name)
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID):
+			if v.input.Gone == nil {
+				v.input.Gone = map[types.UID]bool{}
+			}
+			v.input.Gone[ref.UID] = true
+		case err != nil:
+			// Undecidable now; the Job stays active and the sync goes on,
+			// so one unreadable Job does not hold back the CronJob.
+			klog.FromContext(ctx).V(2).Info("Checking an active Job failed; it stays active", "job", klog.KRef(ref.Namespace, ref.Name), "err", err)
+		}
+	}
+	return v, nil
+}
+
+// jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and
+// those this process created that the cache does not show yet, less those
+// it deleted that the cache still shows. They are the caches' objects,
+// shared: read them, never change them.
+func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
+	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
+	if err != nil {
+		return nil, fmt.Errorf("listing Jobs of %s: %w", klog.KObj(cj), err)
+	}
+	jobs := make([]planner.Job, 0, len(objs))
+	for _, o := range objs {
+		if j, ok := o.(*slim.Job); ok && !c.deletedJobs.has(j.UID) {
+			jobs = append(jobs, j)
+		}
+	}
+	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
+		if !c.deletedJobs.has(j.UID) && !slices.ContainsFunc(jobs, func(cached planner.Job) bool { return cached.GetUID() == j.UID }) {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, nil
+}
+
+// apply carries out plan for cj and reports each outcome back into it.
+// Deletes go first; a Replace delete that fails holds back the scheduled
+// creates. Scheduled creates go in order and stop at the first failure a
+// retry may mend, so no run is skipped for a later one; a run-now create
+// stands on its own. started says a Job was created; the error joins the
+// failures worth a retry, and a permanent one (noRetry) only when nothing
+// else failed.
+func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planner.Plan) (started bool, _ error) {
+	var errs []error
+	var scheduledBlocked bool
+	for _, d := range plan.Deletes {
+		if err := c.deleteOwnedJob(ctx, cj, d, plan); err != nil {
+			errs = append(errs, err)
+			scheduledBlocked = scheduledBlocked || d.Reason == planner.DeleteReplace
+		}
+	}
+	for _, create := range plan.Creates {
+		if !create.Manual && scheduledBlocked {
+			continue
+		}
+		created, err := c.createJob(ctx, cj, create, plan)
+		started = started || created
+		if err != nil {
+			errs = append(errs, err)
+			scheduledBlocked = scheduledBlocked || !create.Manual
+		}
+	}
+	return started, errors.Join(errs...)
+}
+
+// createJob creates the Job of one planned run and reports the outcome to
+// plan. The Job's name is the run's lock: a Job of that name that cj
+// controls means the run started already, anyone else's means it never can.
+// created says a new Job was made.
+func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, create planner.Create, plan *planner.Plan) (created bool, _ error) {
+	want := create.Job
+	// The cache first: a Job there means no call at all, and a foreign one
+	// no retry storm.
+	key := cache.MetaObjectToName(want)
+	if existing, ok := c.cachedJob(key); ok {
+		c.existingJob(ctx, cj, create, existing, plan)
+		return false, nil
+	}
+	if mine, ok := c.createdJobs.Get(key); ok {
+		c.existingJob(ctx, cj, create, mine, plan)
+		return false, nil
+	}
+	j, err := c.jobs.Create(ctx, want)
+	switch {
+	case err == nil:
+		mine := slim.NewJob(j)
+		c.createdJobs.Wrote(mine)
+		metrics.JobsCreated.Inc()
+		if !create.Manual {
+			// The API server's creationTimestamp has whole seconds; the clock
+			// at the create's return resolves the sub-second skew.
+			metrics.JobCreationSkew.Observe(c.clock.Since(create.Time).Seconds())
+		}
+		klog.FromContext(ctx).V(2).Info("Created Job", "job", klog.KObj(j), "for", create.What())
+		plan.Started(create, mine, true)
+		return true, nil
+	case apierrors.IsAlreadyExists(err):
+		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
+		if getErr != nil {
+			plan.CreateFailed(create, err)
+			return false, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
+		}
+		c.existingJob(ctx, cj, create, slim.NewJob(live), plan)
+		return false, nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
+		// The namespace is going or gone, and the CronJob with it: retrying
+		// only adds load until its delete event arrives.
+		return false, noRetry{fmt.Errorf("creating Job %s: %w", want.Name, err)}
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// The template is at fault; only a new run or a new spec can help.
+		plan.NotStarted(create, planner.Rejected, err.Error())
+		return false, nil
+	default:
+		plan.CreateFailed(create, err)
+		return false, fmt.Errorf("creating Job %s for %s: %w", want.Name, create.What(), err)
+	}
+}
+
+// existingJob handles a Job that already holds the name of a planned run.
+func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, create planner.Create, existing *slim.Job, plan *planner.Plan) {
+	if !job.IsControlledBy(existing, string(cj.UID)) {
+		plan.NotStarted(create, planner.NameTaken, "")
+		return
+	}
+	klog.FromContext(ctx).V(2).Info("Job exists already", "job", klog.KObj(existing), "for", create.What())
+	plan.Started(create, existing, false)
+}
+
+// deleteOwnedJob deletes one Job of cj (only if it still has the planned UID)
+// and reports the outcome to plan. A Job already gone is not an error.
+func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d planner.Delete, plan *planner.Plan) error {
+	err := c.jobs.Delete(ctx, cj.Namespace, d.Name, d.UID)
+	switch {
+	case err == nil:
+		c.forgetJob(cj.Namespace, d)
+		metrics.JobsDeleted.WithLabelValues(string(d.Reason)).Inc()
+		plan.Deleted(d)
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		// Gone already, or the name now belongs to another Job.
+		c.forgetJob(cj.Namespace, d)
+		plan.AlreadyGone(d)
+		return nil
+	default:
+		klog.FromContext(ctx).Error(err, "Deleting Job failed", "job", klog.KRef(cj.Namespace, d.Name), "reason", d.Reason)
+		plan.DeleteFailed(d, err)
+		if d.Reason == planner.DeleteHistory {
+			// Best effort: the next sync tries again.
+			return nil
+		}
+		return fmt.Errorf("deleting Job %s (%s): %w", d.Name, d.Reason, err)
+	}
+}
+
+// forgetJob drops a deleted Job from this process's own writes, and hides
+// it from syncs until the cache drops it too.
+func (c *Controller) forgetJob(namespace string, d planner.Delete) {
+	c.createdJobs.Forget(cache.ObjectName{Namespace: namespace, Name: d.Name})
+	c.deletedJobs.add(d.UID)
+}
+
+// report emits the plan's Events and counts its missed runs.
+func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan) {
+	for _, e := range plan.Events {
+		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
+	}
+	for reason, n := range plan.Missed {
+		metrics.MissedSchedules.WithLabelValues(reason).Add(float64(n))
+	}
 }
 
 // writeStatus writes cj's status and remembers the result until the cache
@@ -533,7 +724,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob) error 
 
 // flushDeferred writes the statuses still deferred when the workers stop,
 // so a clean shutdown leaves every Job it created recorded. (After a crash
-// the next leader adopts those Jobs from their scheduled-at annotation.)
+// the next leader reads those runs off the Jobs' scheduled-at annotations.)
 func (c *Controller) flushDeferred(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -549,462 +740,60 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 	}
 }
 
-// jobsOwnedBy returns the Jobs controlled by cj: those in the UID index,
-// and those this process created that the cache does not show yet. They are
-// the caches' objects, shared: read them, never change them.
-func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]*slim.Job, error) {
-	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
-	if err != nil {
-		return nil, fmt.Errorf("listing Jobs of %s: %w", klog.KObj(cj), err)
-	}
-	jobs := make([]*slim.Job, 0, len(objs))
-	for _, o := range objs {
-		if j, ok := o.(*slim.Job); ok {
-			jobs = append(jobs, j)
-		}
-	}
-	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
-		if !slices.ContainsFunc(jobs, func(cached *slim.Job) bool { return cached.UID == j.UID }) {
-			jobs = append(jobs, j)
-		}
-	}
-	return jobs, nil
-}
+// noRetry is a failure a retry cannot mend. The worker logs it once and
+// does not requeue the CronJob for it.
+type noRetry struct{ err error }
 
-// syncCronJob does the work of a sync on cj, a private copy whose status it
-// updates in place. jobs are the Jobs cj controls.
-// started says whether it created the Job of a scheduled run.
-func (c *Controller) syncCronJob(ctx context.Context, cj *cronv1.CronJob, jobs []*slim.Job, now time.Time) (_ time.Duration, started bool, _ error) {
-	logger := klog.FromContext(ctx)
-	if err := c.reconcileActive(ctx, cj, jobs); err != nil {
-		return 0, false, err
-	}
-	c.pruneHistory(ctx, cj, jobs)
+func (e noRetry) Error() string { return e.err.Error() }
+func (e noRetry) Unwrap() error { return e.err }
 
-	if cj.DeletionTimestamp != nil {
-		return 0, false, nil
-	}
-	if value := cj.Annotations[cronv1.RunNowAnnotation]; value != "" && value != cj.Status.LastRunNow {
-		if retry, err := c.runNow(ctx, cj, value); err != nil && retry {
-			return 0, false, err
-		}
-	}
-	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
-	if err != nil {
-		c.scheduleInvalid(ctx, cj, err, now)
-		return 0, false, nil
-	}
-	sched, err := schedule.Parse(resolved, cj.Spec.TimeZone)
-	if err != nil {
-		c.scheduleInvalid(ctx, cj, err, now)
-		return 0, false, nil
-	}
-	c.setCondition(cj, cronv1.ConditionScheduleValid, metav1.ConditionTrue, reasonScheduleValid, "", now)
-	observeSchedule(cj, resolved, now)
-
-	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
-		logger.V(4).Info("Suspended: no run started")
-		cj.Status.NextScheduleTime = nil
-		return 0, false, nil
-	}
-
-	due, err := sched.MostRecent(schedule.Earliest(cj), now)
-	if err != nil {
-		c.scheduleInvalid(ctx, cj, &schedule.Error{Reason: schedule.ReasonInvalidSchedule, Message: fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, err)}, now)
-		return 0, false, nil
-	}
-	cj.Status.NextScheduleTime = timeOrNil(due.Next)
-	requeueAfter := untilNext(due, now)
-	if due.Time.IsZero() {
-		logger.V(4).Info("Nothing due", "next", due.Next)
-		return requeueAfter, false, nil
-	}
-	// The run to consider: the most recent due time, or under catchUpPolicy
-	// All the oldest missed one still to start.
-	run, catchingUp := due.Time, false
-	if cj.Spec.CatchUpPolicy == cronv1.CatchUpAll {
-		if oldest := c.oldestToCatchUp(cj, sched, now); !oldest.IsZero() && oldest.Before(due.Time) {
-			run, catchingUp = oldest, true
-		}
-	}
-	// Older due times than the one considered are superseded by it; those
-	// counted already, for any reason, are not counted again.
-	from := schedule.Earliest(cj)
-	if accounted := lastAccounted(cj); accounted.After(from) {
-		from = accounted
-	}
-	if older, err := sched.MostRecent(from, run.Add(-time.Nanosecond)); err == nil {
-		if recordMissed(cj, cronv1.MissedSuperseded, run, int64(min(older.Missed, schedule.ManyMissed))) && due.TooMany() {
-			c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonTooManyMissedTimes,
-				"Missed more than %d start times since %s; only %s is considered",
-				schedule.ManyMissed, schedule.Earliest(cj).UTC().Format(time.RFC3339), run.UTC().Format(time.RFC3339))
-		}
-	}
-	if schedule.TooLate(cj, run, now) {
-		logger.V(4).Info("Missed the starting deadline", "scheduledTime", run)
-		msg := fmt.Sprintf("Missed scheduled time to start a job: %s (it may start at most %v late)",
-			run.UTC().Format(time.RFC3339), *schedule.StartingDeadline(cj))
-		c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedDeadlineExceeded, msg, now)
-		if recordMissed(cj, cronv1.MissedDeadlineExceeded, run, 1) {
-			c.recorder.Event(cj, corev1.EventTypeWarning, ReasonMissSchedule, msg)
-		}
-		return requeueAfter, false, nil
-	}
-	name := job.Name(cj.Name, run)
-	if slices.ContainsFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.Name == name }) {
-		return requeueAfter, false, nil
-	}
-	if cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
-		logger.V(4).Info("Forbid: an earlier Job is still active", "scheduledTime", run)
-		msg := fmt.Sprintf("Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", run.UTC().Format(time.RFC3339))
-		c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedConcurrencyForbidden, msg, now)
-		if recordMissed(cj, cronv1.MissedConcurrencyForbidden, run, 1) {
-			c.recorder.Event(cj, corev1.EventTypeNormal, ReasonJobAlreadyActive, msg)
-		}
-		return requeueAfter, false, nil
-	}
-	if cj.Spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent {
-		if err := c.deleteActive(ctx, cj); err != nil {
-			return 0, false, err
-		}
-	}
-	retry, err := c.startJob(ctx, cj, run, sched.Location())
-	if err != nil && retry {
-		return 0, false, err
-	}
-	if catchingUp && err == nil {
-		// Come straight back for the next missed run.
-		return catchUpPause, true, nil
-	}
-	return requeueAfter, err == nil, nil
-}
-
-// catchUpPause is the wait between starting one missed run and the next
-// under catchUpPolicy All.
-const catchUpPause = 10 * time.Millisecond
-
-// oldestToCatchUp is, under catchUpPolicy All, the oldest missed run still
-// within the starting deadline among the newest catchUpLimit.
-func (c *Controller) oldestToCatchUp(cj *cronv1.CronJob, sched *schedule.Schedule, now time.Time) time.Time {
-	from := schedule.Earliest(cj)
-	if d := schedule.StartingDeadline(cj); d != nil {
-		if low := now.Add(-*d).Add(-time.Nanosecond); low.After(from) {
-			from = low
-		}
-	}
-	oldest, err := sched.OldestOfNewest(from, now, int(ptr.Deref(cj.Spec.CatchUpLimit, 10)))
-	if err != nil {
-		return time.Time{}
-	}
-	return oldest
-}
-
-// observeSchedule records the schedule in use, and when it changed: the
-// times the new schedule names before the change are not missed runs.
-func observeSchedule(cj *cronv1.CronJob, resolved string, now time.Time) {
-	zone := ptr.Deref(cj.Spec.TimeZone, "")
-	if cj.Status.ResolvedSchedule != "" && (cj.Status.ResolvedSchedule != resolved || cj.Status.ResolvedTimeZone != zone) {
-		cj.Status.ScheduleChangeTime = &metav1.Time{Time: now}
-	}
-	cj.Status.ResolvedSchedule, cj.Status.ResolvedTimeZone = resolved, zone
-}
-
-// runNow starts the Job asked for by the run-now annotation's value. It
-// ignores suspend and concurrencyPolicy, like `kubectl create job --from`
-// does for the built-in CronJob; the Job then counts as active. A value is
-// handled once, also when its Job cannot be made.
-func (c *Controller) runNow(ctx context.Context, cj *cronv1.CronJob, value string) (retry bool, err error) {
-	j, retry, err := c.createJob(ctx, cj, job.NewManual(cj, value), fmt.Sprintf("run-now %q", value))
-	if err != nil {
-		if !retry {
-			cj.Status.LastRunNow = value
-		}
-		return retry, err
-	}
-	if activeIndex(cj, string(j.UID)) < 0 && j.Finished() == "" {
-		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
-	}
-	cj.Status.LastRunNow = value
-	return false, nil
-}
-
-// reconcileActive makes status.active the set of unfinished Jobs cj
-// controls, and records the newest successful completion.
-func (c *Controller) reconcileActive(ctx context.Context, cj *cronv1.CronJob, jobs []*slim.Job) error {
-	logger := klog.FromContext(ctx)
-	seen := make(map[string]bool, len(jobs))
-	for _, j := range jobs {
-		seen[string(j.UID)] = true
-		i := activeIndex(cj, string(j.UID))
-		finished := j.Finished()
-		switch {
-		case finished != "" && i >= 0:
-			cj.Status.Active = slices.Delete(cj.Status.Active, i, i+1)
-			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.Name, finished)
-		case finished == "" && i < 0 && j.DeletionTimestamp == nil:
-			c.adopt(ctx, cj, j)
-		}
-		if done := j.CompletionTime(); finished == batchv1.JobComplete && done != nil &&
-			(cj.Status.LastSuccessfulTime == nil || done.After(cj.Status.LastSuccessfulTime.Time)) {
-			cj.Status.LastSuccessfulTime = done.DeepCopy()
-		}
-	}
-
-	// A Job in status.active but not in the cache may be newer than the
-	// cache: only the API server can say it is gone.
-	for i := 0; i < len(cj.Status.Active); i++ {
-		ref := cj.Status.Active[i]
-		if seen[string(ref.UID)] {
-			continue
-		}
-		live, err := c.jobs.Get(ctx, ref.Namespace, ref.Name)
-		switch {
-		case apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID):
-			logger.V(2).Info("Active Job is gone", "job", klog.KRef(ref.Namespace, ref.Name))
-			c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
-			cj.Status.Active = slices.Delete(cj.Status.Active, i, i+1)
-			i--
-		case err != nil:
-			return fmt.Errorf("checking active Job %s: %w", ref.Name, err)
-		}
-	}
-	return nil
-}
-
-// adopt records in status an unfinished Job that cj controls but that its
-// status does not list, as after a crash between creating a Job and writing
-// the status. A Job the controller did not make is also reported.
-func (c *Controller) adopt(ctx context.Context, cj *cronv1.CronJob, j *slim.Job) {
-	cj.Status.Active = append(cj.Status.Active, job.Ref(j))
-	if j.Manual() {
-		return
-	}
-	at, ok := j.ScheduledAt()
-	if !ok {
-		klog.FromContext(ctx).Info("Unexpected Job controlled by this CronJob", "job", klog.KObj(j))
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonUnexpectedJob,
-			"Saw a job that the controller did not create: %s; it is tracked as active", j.Name)
-		return
-	}
-	if cj.Status.LastScheduleTime == nil || at.After(cj.Status.LastScheduleTime.Time) {
-		c.recordStarted(cj, j, at)
-	}
-}
-
-// pruneHistory deletes the finished Jobs beyond the history limits. It is
-// best effort: a failed delete is reported and tried again next sync.
-func (c *Controller) pruneHistory(ctx context.Context, cj *cronv1.CronJob, jobs []*slim.Job) {
-	var finished []*slim.Job
-	for _, j := range jobs {
-		if j.DeletionTimestamp == nil && j.Finished() != "" {
-			finished = append(finished, j)
-		}
-	}
-	for _, j := range job.ToPrune(finished, cj.Spec.SuccessfulJobsHistoryLimit, cj.Spec.FailedJobsHistoryLimit) {
-		_ = c.deleteOwnedJob(ctx, cj, j.Name, string(j.UID), "history")
-	}
-}
-
-// deleteActive deletes every active Job of cj, for concurrencyPolicy Replace.
-func (c *Controller) deleteActive(ctx context.Context, cj *cronv1.CronJob) error {
-	for len(cj.Status.Active) > 0 {
-		ref := cj.Status.Active[0]
-		if err := c.deleteOwnedJob(ctx, cj, ref.Name, string(ref.UID), "replace"); err != nil {
-			return fmt.Errorf("replacing active Job %s: %w", ref.Name, err)
-		}
-		cj.Status.Active = cj.Status.Active[1:]
-	}
-	return nil
-}
-
-// deleteOwnedJob deletes one Job of cj (only if it still has this UID) for
-// reason (history or replace) and reports the outcome as an Event. A Job
-// already gone is not an error.
-func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, name, uid, reason string) error {
-	err := c.jobs.Delete(ctx, cj.Namespace, name, types.UID(uid))
-	if err == nil || apierrors.IsNotFound(err) {
-		c.createdJobs.Forget(cache.ObjectName{Namespace: cj.Namespace, Name: name})
-	}
-	switch {
-	case err == nil:
-		metrics.JobsDeleted.WithLabelValues(reason).Inc()
-		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", name)
-		return nil
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-		// Gone already, or the name now belongs to another Job.
-		return nil
-	default:
-		klog.FromContext(ctx).Error(err, "Deleting Job failed", "job", klog.KRef(cj.Namespace, name))
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting job %s: %v", name, err)
-		return err
-	}
-}
-
-// startJob creates the Job for the run of cj at scheduled and records it in
-// status. When it fails, retry says whether trying again can help.
-func (c *Controller) startJob(ctx context.Context, cj *cronv1.CronJob, scheduled time.Time, loc *time.Location) (retry bool, err error) {
-	j, retry, err := c.createJob(ctx, cj, job.New(cj, scheduled, loc), "the run of "+scheduled.UTC().Format(time.RFC3339))
-	if err != nil {
-		return retry, err
-	}
-	c.recordStarted(cj, j, scheduled)
-	return false, nil
-}
-
-// createJob creates want, a Job of cj for what (a run, in words), and
-// returns the Job of that name that cj controls: the new one, or one made
-// before (its name is the lock of its run). Failures become Events and, for
-// a template the API rejects, a False JobTemplateValid condition; retry says
-// whether trying again can help.
-func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, want *batchv1.Job, what string) (_ *slim.Job, retry bool, _ error) {
-	// The cache first: a Job of ours already there means no call at all, and
-	// a foreign one no retry storm.
-	key := cache.MetaObjectToName(want)
-	if existing, ok := c.cachedJob(key); ok {
-		return c.existingJob(ctx, cj, existing, what)
-	}
-	if mine, ok := c.createdJobs.Get(key); ok {
-		return c.existingJob(ctx, cj, mine, what)
-	}
-	created, err := c.jobs.Create(ctx, want)
-	switch {
-	case err == nil:
-		mine := slim.NewJob(created)
-		c.createdJobs.Wrote(mine)
-		metrics.JobsCreated.Inc()
-		if at, ok := job.ScheduledAt(created); ok {
-			// The API server's creationTimestamp has whole seconds; the clock
-			// at the create's return resolves the sub-second skew.
-			metrics.JobCreationSkew.Observe(c.clock.Since(at).Seconds())
-		}
-		klog.FromContext(ctx).V(2).Info("Created Job", "job", klog.KObj(created), "for", what)
-		c.recorder.Eventf(cj, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", created.Name)
-		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "", c.clock.Now())
-		return mine, false, nil
-	case apierrors.IsAlreadyExists(err):
-		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
-		if getErr != nil {
-			return nil, true, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
-		}
-		return c.existingJob(ctx, cj, slim.NewJob(live), what)
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
-		// The namespace is going or gone, and the CronJob with it: retrying
-		// only adds load until its delete event arrives.
-		return nil, false, fmt.Errorf("creating Job %s: %w", want.Name, err)
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		// The template is at fault; only a new run or a new spec can help.
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
-		c.setCondition(cj, cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, err.Error(), c.clock.Now())
-		return nil, false, err
-	default:
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %v", want.Name, err)
-		return nil, true, fmt.Errorf("creating Job %s: %w", want.Name, err)
-	}
-}
-
-// existingJob handles a Job that already holds the name wanted for what:
-// ours means it started already; anyone else's blocks it for good.
-func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, existing *slim.Job, what string) (*slim.Job, bool, error) {
-	if !job.IsControlledBy(existing, string(cj.UID)) {
-		c.recorder.Eventf(cj, corev1.EventTypeWarning, ReasonFailedCreate,
-			"Job %s already exists and is not controlled by this CronJob; %s is not started", existing.Name, what)
-		return nil, false, fmt.Errorf("job %s exists and belongs to someone else", existing.Name)
-	}
-	klog.FromContext(ctx).V(2).Info("Job exists already", "job", klog.KObj(existing), "for", what)
-	return existing, false, nil
-}
-
-// recordStarted notes in status that j is the run of cj at scheduled.
-func (c *Controller) recordStarted(cj *cronv1.CronJob, j *slim.Job, scheduled time.Time) {
-	c.setCondition(cj, cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
-		fmt.Sprintf("Job %s is the run of %s", j.Name, scheduled.UTC().Format(time.RFC3339)), c.clock.Now())
-	if activeIndex(cj, string(j.UID)) < 0 && j.Finished() == "" {
-		cj.Status.Active = append(cj.Status.Active, job.Ref(j))
-	}
-	if cj.Status.LastScheduleTime == nil || scheduled.After(cj.Status.LastScheduleTime.Time) {
-		cj.Status.LastScheduleTime = &metav1.Time{Time: scheduled}
-	}
-}
-
-// scheduleInvalid reports a schedule or time zone that cannot be used: a
-// False condition, and a Warning when that condition is news.
-func (c *Controller) scheduleInvalid(ctx context.Context, cj *cronv1.CronJob, err error, now time.Time) {
-	se, ok := schedule.AsError(err)
-	if !ok {
-		se = &schedule.Error{Reason: schedule.ReasonInvalidSchedule, Message: err.Error()}
-	}
-	klog.FromContext(ctx).V(2).Info("Schedule cannot be used", "reason", se.Reason, "err", se.Message)
-	cj.Status.NextScheduleTime = nil
-	if c.setCondition(cj, cronv1.ConditionScheduleValid, metav1.ConditionFalse, se.Reason, se.Message, now) {
-		c.recorder.Event(cj, corev1.EventTypeWarning, se.Reason, se.Message)
-	}
-}
-
-// setCondition sets a condition and reports whether it changed.
-func (c *Controller) setCondition(cj *cronv1.CronJob, conditionType string, status metav1.ConditionStatus, reason, message string, now time.Time) bool {
-	return meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{
-		Type:               conditionType,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: cj.Generation,
-		LastTransitionTime: metav1.NewTime(now),
-	})
-}
-
-// recordMissed counts n runs of cj missed for reason at scheduled time t,
-// in status and in the metric. Runs already counted (t not after the last
-// time recorded for that reason) are not counted again; it reports whether
-// these were news, so each miss is announced once.
-func recordMissed(cj *cronv1.CronJob, reason string, t time.Time, n int64) bool {
-	if n <= 0 {
+// retryable reports whether err holds a failure a retry may mend: any
+// error but a noRetry (errors.Join of several counts if any is retryable).
+func retryable(err error) bool {
+	if err == nil {
 		return false
 	}
-	i := slices.IndexFunc(cj.Status.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
-	if i < 0 {
-		cj.Status.MissedRuns = append(cj.Status.MissedRuns, cronv1.MissedRuns{Reason: reason})
-		i = len(cj.Status.MissedRuns) - 1
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return slices.ContainsFunc(joined.Unwrap(), retryable)
 	}
-	entry := &cj.Status.MissedRuns[i]
-	if !t.After(entry.LastTime.Time) {
-		return false
-	}
-	entry.Count += n
-	entry.LastTime = metav1.NewTime(t)
-	metrics.MissedSchedules.WithLabelValues(reason).Add(float64(n))
-	return true
+	var nr noRetry
+	return !errors.As(err, &nr)
 }
 
-// lastAccounted is the latest scheduled time already counted as missed,
-// for any reason.
-func lastAccounted(cj *cronv1.CronJob) time.Time {
-	var latest time.Time
-	for _, m := range cj.Status.MissedRuns {
-		if m.LastTime.After(latest) {
-			latest = m.LastTime.Time
-		}
-	}
-	return latest
+// recentDeletes holds the UIDs of Jobs this process deleted, until the
+// cache drops them or a TTL passes, so a sync on a lagging cache neither
+// adopts a Job it has just deleted nor counts it as active.
+type recentDeletes struct {
+	clock clock.PassiveClock
+	mu    sync.Mutex
+	uids  map[types.UID]time.Time
 }
 
-// activeIndex is the position of the Job with this UID in status.active, or -1.
-func activeIndex(cj *cronv1.CronJob, uid string) int {
-	return slices.IndexFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return string(r.UID) == uid })
+func newRecentDeletes(clk clock.PassiveClock) *recentDeletes {
+	return &recentDeletes{clock: clk, uids: map[types.UID]time.Time{}}
 }
 
-// untilNext is how long to sleep before the next run, 0 when none comes.
-func untilNext(due schedule.Due, now time.Time) time.Duration {
-	if due.Next.IsZero() {
-		return 0
+func (r *recentDeletes) add(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	if len(r.uids) >= 1024 {
+		maps.DeleteFunc(r.uids, func(_ types.UID, expires time.Time) bool { return !expires.After(now) })
 	}
-	return due.Next.Sub(now)
+	r.uids[uid] = now.Add(ownWritesTTL)
 }
 
-func timeOrNil(t time.Time) *metav1.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &metav1.Time{Time: t}
+func (r *recentDeletes) has(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	expires, ok := r.uids[uid]
+	return ok && r.clock.Now().Before(expires)
+}
+
+func (r *recentDeletes) forget(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.uids, uid)
 }
 
 // deferredStatuses holds, per CronJob, a status a sync decided but did not

@@ -32,6 +32,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
@@ -84,8 +85,16 @@ func createdAt(t time.Time) func(*cronv1.CronJob) {
 	return func(cj *cronv1.CronJob) { cj.CreationTimestamp = metav1.NewTime(t) }
 }
 
+// lastScheduled says the CronJob last ran at t; a CronJob that ran then
+// existed then, so its creation moves before t if need be (times before a
+// CronJob's creation are never its runs).
 func lastScheduled(t time.Time) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) { cj.Status.LastScheduleTime = &metav1.Time{Time: t} }
+	return func(cj *cronv1.CronJob) {
+		cj.Status.LastScheduleTime = &metav1.Time{Time: t}
+		if cj.CreationTimestamp.After(t) {
+			cj.CreationTimestamp = metav1.NewTime(t.Add(-30 * time.Minute))
+		}
+	}
 }
 
 func policy(p cronv1.ConcurrencyPolicy) func(*cronv1.CronJob) {
@@ -540,7 +549,7 @@ func TestSyncCronJob(t *testing.T) {
 		{
 			name: "create fails on the server: retried", cronJob: newCronJob(lastScheduled(prev)), now: at(5 * time.Second), createErr: serverError,
 			wantActions: []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
-			wantEvents:  []string{"Warning FailedCreate"}, wantErr: true, wantLastSchedule: prev,
+			wantEvents:  []string{"Warning FailedCreate"}, wantErr: true, wantLastSchedule: prev, wantRequeue: time.Hour - 5*time.Second,
 		},
 		{
 			name: "create rejected as invalid: not retried until the next run", cronJob: newCronJob(lastScheduled(prev)), now: at(5 * time.Second), createErr: invalid,
@@ -698,9 +707,9 @@ func TestSyncIsIdempotent(t *testing.T) {
 	}
 }
 
-// A run refused or missed is counted in status and announced once, however
-// often the CronJob is synced before its next run; the next run's miss is
-// counted and announced again.
+// A run held back by Forbid is announced once, however often the CronJob is
+// synced before its next run, and counted as missed only once it can no
+// longer start: when the next run supersedes it.
 func TestMissedRunAnnouncedOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	prev := at(-time.Hour)
@@ -726,14 +735,17 @@ func TestMissedRunAnnouncedOnce(t *testing.T) {
 	if events := f.events(); !slices.Equal(events, []string{"Normal JobAlreadyActive"}) {
 		t.Errorf("three syncs before the next run: events %q, want one JobAlreadyActive", events)
 	}
+	if missed := f.writtenStatus().Status.MissedRuns; len(missed) != 0 {
+		t.Errorf("a run held back while it can still start is counted as missed: %+v", missed)
+	}
 	f.clock.SetTime(at(time.Hour + time.Second))
 	sync()
 	if events := f.events(); !slices.Equal(events, []string{"Normal JobAlreadyActive"}) {
 		t.Errorf("the next run: events %q, want JobAlreadyActive again", events)
 	}
 	status := f.writtenStatus().Status
-	want := []cronv1.MissedRuns{{Reason: cronv1.MissedConcurrencyForbidden, Count: 2, LastTime: metav1.NewTime(at(time.Hour))}}
-	if len(status.MissedRuns) != 1 || status.MissedRuns[0].Reason != want[0].Reason || status.MissedRuns[0].Count != 2 || !status.MissedRuns[0].LastTime.Equal(&want[0].LastTime) {
+	want := []cronv1.MissedRuns{{Reason: cronv1.MissedConcurrencyForbidden, Count: 1, LastTime: metav1.NewTime(at(0))}}
+	if len(status.MissedRuns) != 1 || status.MissedRuns[0].Reason != want[0].Reason || status.MissedRuns[0].Count != 1 || !status.MissedRuns[0].LastTime.Equal(&want[0].LastTime) {
 		t.Errorf("status.missedRuns = %+v, want %+v", status.MissedRuns, want)
 	}
 	cond := meta.FindStatusCondition(status.Conditions, cronv1.ConditionLastRunStarted)
@@ -1229,7 +1241,7 @@ func TestMissedRunsCounted(t *testing.T) {
 }
 
 // catchUpPolicy All starts every missed run still within the deadline, oldest
-// first, at most catchUpLimit; None starts none of them.
+// first, at most catchUpLimit, all in one sync; None starts none of them.
 func TestCatchUpPolicy(t *testing.T) {
 	hours := func(hs ...int) []string {
 		var out []string
@@ -1244,55 +1256,42 @@ func TestCatchUpPolicy(t *testing.T) {
 		now       time.Time
 		wantJobs  []string
 		wantSuper int64
+		// wantLate counts DeadlineExceeded.
+		wantLate int64
 	}{
-		{"Latest (default)", nil, at(5 * time.Second), hours(10), 3},
-		{"All", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil)}, at(5 * time.Second), hours(7, 8, 9, 10), 0},
-		{"All, limit 2", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, ptr.To[int32](2))}, at(5 * time.Second), hours(9, 10), 2},
-		{"All, within a 2 h deadline", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil), deadline(7200)}, at(5 * time.Second), hours(9, 10), 2},
-		{"None, on time", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpNone, nil)}, at(5 * time.Second), hours(10), 3},
-		{"None, two minutes late", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpNone, nil)}, at(2 * time.Minute), nil, 3},
+		{"Latest (default)", nil, at(5 * time.Second), hours(10), 3, 0},
+		{"All", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil)}, at(5 * time.Second), hours(7, 8, 9, 10), 0, 0},
+		{"All, limit 2", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, ptr.To[int32](2))}, at(5 * time.Second), hours(9, 10), 2, 0},
+		{"All, within a 2 h deadline", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil), deadline(7200)}, at(5 * time.Second), hours(9, 10), 0, 2},
+		{"All, Forbid: the oldest only", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpAll, nil), policy(cronv1.ForbidConcurrent)}, at(5 * time.Second), hours(7), 0, 0},
+		{"None, on time", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpNone, nil)}, at(5 * time.Second), hours(10), 3, 0},
+		{"None, two minutes late", []func(*cronv1.CronJob){catchUp(cronv1.CatchUpNone, nil)}, at(2 * time.Minute), nil, 3, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t, tc.now)
 			f.cronJob = newCronJob(append([]func(*cronv1.CronJob){lastScheduled(at(-4 * time.Hour))}, tc.opts...)...)
-			c, kubeFactory, cronFactory := f.newController(ctx)
+			c, _, _ := f.newController(ctx)
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+				t.Fatal(err)
+			}
 			var created []string
-			var cj *cronv1.CronJob
-			for range 10 {
-				f.kubeclient.ClearActions()
-				requeue, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, a := range f.kubeclient.Actions() {
-					if cr, ok := a.(core.CreateAction); ok {
-						j := cr.GetObject().(*batchv1.Job)
-						created = append(created, j.Name)
-						cacheJob(t, kubeFactory, j)
-					}
-				}
-				if w := f.writtenStatus(); w != nil {
-					cj = w
-					cacheCronJob(t, cronFactory, w)
-					f.client.ClearActions()
-				}
-				if requeue != catchUpPause {
-					break
+			for _, a := range f.kubeclient.Actions() {
+				if cr, ok := a.(core.CreateAction); ok {
+					created = append(created, cr.GetObject().(*batchv1.Job).Name)
 				}
 			}
 			if !slices.Equal(created, tc.wantJobs) {
 				t.Errorf("created %q, want %q", created, tc.wantJobs)
 			}
-			var super int64
+			cj := f.writtenStatus()
+			missed := map[string]int64{}
 			for _, m := range cj.Status.MissedRuns {
-				if m.Reason == cronv1.MissedSuperseded {
-					super = m.Count
-				}
+				missed[m.Reason] = m.Count
 			}
-			if super != tc.wantSuper {
-				t.Errorf("superseded %d, want %d (%+v)", super, tc.wantSuper, cj.Status.MissedRuns)
+			if missed[cronv1.MissedSuperseded] != tc.wantSuper || missed[cronv1.MissedDeadlineExceeded] != tc.wantLate {
+				t.Errorf("missed %v, want %d superseded and %d past the deadline", missed, tc.wantSuper, tc.wantLate)
 			}
 		})
 	}
@@ -1349,7 +1348,7 @@ func TestStatusWriteWaitsBehindQueuedCronJobs(t *testing.T) {
 	if cond := meta.FindStatusCondition(st.Conditions, cronv1.ConditionLastRunStarted); cond == nil || cond.Status != metav1.ConditionTrue {
 		t.Errorf("LastRunStarted = %+v, want True", cond)
 	}
-	if got := f.events(); !slices.Equal(got, []string{"Normal " + ReasonSuccessfulCreate}) {
+	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
 		t.Errorf("events %q, want one SuccessfulCreate", got)
 	}
 }

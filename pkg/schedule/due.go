@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	batchv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
 // ManyMissed is how many missed times make a CronJob worth a warning. Past it
@@ -30,71 +28,37 @@ type Due struct {
 // TooMany reports whether more than ManyMissed times were missed.
 func (d Due) TooMany() bool { return d.Missed > ManyMissed }
 
-// Earliest is the instant after which a CronJob's next run is searched for:
-// its last scheduled run, or its creation when it never ran, or the last
-// change of its schedule if that is later.
-func Earliest(cj *batchv1.CronJob) time.Time {
-	earliest := cj.CreationTimestamp.Time
-	if cj.Status.LastScheduleTime != nil {
-		earliest = cj.Status.LastScheduleTime.Time
+// Names reports whether t is one of the schedule's own times. An @every
+// schedule has none: its times count from wherever its last run was.
+func (s *Schedule) Names(t time.Time) bool {
+	if _, ok := s.Every(); ok {
+		return false
 	}
-	if changed := cj.Status.ScheduleChangeTime; changed != nil && changed.After(earliest) {
-		earliest = changed.Time
-	}
-	return earliest
+	return s.Next(t.Add(-time.Nanosecond)).Equal(t)
 }
 
-// NoneGrace is how late a run may start under catchUpPolicy None.
-const NoneGrace = time.Minute
-
-// StartingDeadline is how late a run of cj may start: its
-// startingDeadlineSeconds, capped at NoneGrace under catchUpPolicy None. Nil
-// means no limit.
-func StartingDeadline(cj *batchv1.CronJob) *time.Duration {
-	var d *time.Duration
-	if s := cj.Spec.StartingDeadlineSeconds; s != nil {
-		v := time.Duration(*s) * time.Second
-		d = &v
-	}
-	if cj.Spec.CatchUpPolicy == batchv1.CatchUpNone && (d == nil || *d > NoneGrace) {
-		v := NoneGrace
-		d = &v
-	}
-	return d
+// Every returns the interval of an @every schedule, and false for any other.
+func (s *Schedule) Every() (time.Duration, bool) {
+	every, ok := s.cron.(cron.ConstantDelaySchedule)
+	return every.Delay, ok
 }
 
-// TooLate reports whether a run scheduled at t may no longer start at now.
-func TooLate(cj *batchv1.CronJob, t, now time.Time) bool {
-	d := StartingDeadline(cj)
-	return d != nil && t.Add(*d).Before(now)
-}
-
-// OldestOfNewest returns the oldest of the n most recent scheduled times in
-// (from, now], or the zero time if there is none.
-func (s *Schedule) OldestOfNewest(from, now time.Time, n int) (time.Time, error) {
-	window, err := s.MostRecent(from, now)
-	if err != nil || window.Time.IsZero() {
-		return time.Time{}, err
-	}
-	if window.Missed <= ManyMissed {
-		t := s.Next(from)
-		for skip := window.Missed - n; skip > 0; skip-- {
-			t = s.Next(t)
+// Before is the last scheduled time after lo and before t, or the zero
+// time if there is none. Like lastNotAfter it binary-searches for the
+// largest x with Next(x) < t.
+func (s *Schedule) Before(t, lo time.Time) time.Time {
+	if every, ok := s.Every(); ok {
+		// @every times form a grid from lo, as in MostRecent (cron drops
+		// lo's fraction of a second).
+		lo = lo.Truncate(time.Second)
+		if !t.After(lo.Add(every)) {
+			return time.Time{}
 		}
-		return t, nil
+		steps := (t.Sub(lo) - time.Nanosecond) / every
+		return lo.Add(steps * every)
 	}
-	t := window.Time
-	for range n - 1 {
-		t = s.previous(t, from)
-	}
-	return t, nil
-}
-
-// previous is the last scheduled time before t and after lo, found like
-// lastNotAfter: the largest x with Next(x) < t, then Next(x).
-func (s *Schedule) previous(t, lo time.Time) time.Time {
-	if every, ok := s.cron.(cron.ConstantDelaySchedule); ok {
-		return t.Add(-every.Delay)
+	if n := s.Next(lo); n.IsZero() || !n.Before(t) {
+		return time.Time{}
 	}
 	hi := t
 	for hi.Sub(lo) > time.Second {

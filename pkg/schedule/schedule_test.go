@@ -203,18 +203,3 @@ func TestMostRecentAgreesWithWalk(t *testing.T) {
 		}
 	}
 }
-
-func TestTooLate(t *testing.T) {
-	cj := newCronJob()
-	at := utc(t, "2026-05-01T10:00:00Z")
-	if TooLate(cj, at, at.Add(24*time.Hour)) {
-		t.Error("without a deadline a run is never too late")
-	}
-	cj.Spec.StartingDeadlineSeconds = ptr.To[int64](10)
-	if TooLate(cj, at, at.Add(10*time.Second)) {
-		t.Error("a run exactly at its deadline may still start")
-	}
-	if !TooLate(cj, at, at.Add(11*time.Second)) {
-		t.Error("a run 11 s late with a 10 s deadline is too late")
-	}
-}

@@ -40,6 +40,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.CronJobStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MissedRuns"):
 		return &batchv1.MissedRunsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PreviousSchedule"):
+		return &batchv1.PreviousScheduleApplyConfiguration{}
 
 	}
 	return nil

@@ -165,14 +165,26 @@ type CronJobStatus struct {
 	// +optional
 	ResolvedTimeZone string `json:"resolvedTimeZone,omitempty"`
 
-	// ScheduleChangeTime is when the controller saw the schedule or time
-	// zone change. Times the new schedule names before it are not missed
-	// runs, so an edit never starts a surprise run.
+	// ScheduleChangeTime is when the controller last saw the schedule or
+	// time zone change.
 	// +optional
 	ScheduleChangeTime *metav1.Time `json:"scheduleChangeTime,omitempty"`
 
-	// LastRunNow is the last value of the run-now annotation that started
-	// a Job.
+	// PreviousSchedules are the schedules in force before the current one
+	// that may still decide whether an unstarted time is a run, oldest
+	// first. A time before an edit was seen is a run only if the schedules
+	// on both sides of the edit name it, so an edit never starts a surprise
+	// run and never loses a run both schedules agree on. An entry is
+	// dropped once no unstarted time depends on it.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	PreviousSchedules []PreviousSchedule `json:"previousSchedules,omitempty"`
+
+	// LastRunNow is the last value of the run-now annotation handled
+	// (started, or refused for good). A value longer than 128 characters is
+	// kept as "sha256:" and its hash.
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	LastRunNow string `json:"lastRunNow,omitempty"`
 
@@ -200,11 +212,32 @@ const (
 	// MissedSuperseded: several runs were missed and only the most recent
 	// was considered. Past 100 at once they are counted as 100.
 	MissedSuperseded = "Superseded"
+	// MissedNameTaken: a Job this CronJob does not control holds the name
+	// of the run's Job.
+	MissedNameTaken = "NameTaken"
+	// MissedJobRejected: the API server refused the run's Job as invalid.
+	MissedJobRejected = "JobRejected"
 )
+
+// PreviousSchedule is a schedule that was in force until the controller saw
+// it replaced.
+type PreviousSchedule struct {
+	// Schedule is the resolved schedule (every H replaced); empty when the
+	// schedule could not be used, which names no time.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+	// TimeZone is the spec.timeZone it was read in; empty for the
+	// controller's local time.
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+	// Until is when the controller saw it replaced.
+	Until metav1.Time `json:"until"`
+}
 
 // MissedRuns counts the runs of a CronJob missed for one reason.
 type MissedRuns struct {
-	// Reason is DeadlineExceeded, ConcurrencyForbidden or Superseded.
+	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
+	// NameTaken or JobRejected.
 	Reason string `json:"reason"`
 	// Count is how many runs were missed for this reason.
 	Count int64 `json:"count"`

@@ -48,12 +48,19 @@ type CronJobStatusApplyConfiguration struct {
 	// ResolvedTimeZone is the spec.timeZone the resolved schedule is read
 	// in; empty for the controller's local time.
 	ResolvedTimeZone *string `json:"resolvedTimeZone,omitempty"`
-	// ScheduleChangeTime is when the controller saw the schedule or time
-	// zone change. Times the new schedule names before it are not missed
-	// runs, so an edit never starts a surprise run.
+	// ScheduleChangeTime is when the controller last saw the schedule or
+	// time zone change.
 	ScheduleChangeTime *metav1.Time `json:"scheduleChangeTime,omitempty"`
-	// LastRunNow is the last value of the run-now annotation that started
-	// a Job.
+	// PreviousSchedules are the schedules in force before the current one
+	// that may still decide whether an unstarted time is a run, oldest
+	// first. A time before an edit was seen is a run only if the schedules
+	// on both sides of the edit name it, so an edit never starts a surprise
+	// run and never loses a run both schedules agree on. An entry is
+	// dropped once no unstarted time depends on it.
+	PreviousSchedules []PreviousScheduleApplyConfiguration `json:"previousSchedules,omitempty"`
+	// LastRunNow is the last value of the run-now annotation handled
+	// (started, or refused for good). A value longer than 128 characters is
+	// kept as "sha256:" and its hash.
 	LastRunNow *string `json:"lastRunNow,omitempty"`
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.
@@ -142,6 +149,19 @@ func (b *CronJobStatusApplyConfiguration) WithResolvedTimeZone(value string) *Cr
 // If called multiple times, the ScheduleChangeTime field is set to the value of the last call.
 func (b *CronJobStatusApplyConfiguration) WithScheduleChangeTime(value metav1.Time) *CronJobStatusApplyConfiguration {
 	b.ScheduleChangeTime = &value
+	return b
+}
+
+// WithPreviousSchedules adds the given value to the PreviousSchedules field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PreviousSchedules field.
+func (b *CronJobStatusApplyConfiguration) WithPreviousSchedules(values ...*PreviousScheduleApplyConfiguration) *CronJobStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPreviousSchedules")
+		}
+		b.PreviousSchedules = append(b.PreviousSchedules, *values[i])
+	}
 	return b
 }
 

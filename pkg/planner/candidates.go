@@ -1,0 +1,128 @@
+package planner
+
+import (
+	"time"
+
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// previousSchedule is an earlier schedule, in force until it was seen
+// replaced; a nil sched names no time.
+type previousSchedule struct {
+	sched *schedule.Schedule
+	until time.Time
+}
+
+// maxWalk bounds the scheduled times one sync looks at while walking back
+// from the most recent, so a long outage or an edit whose two schedules
+// rarely agree cannot make a sync slow. Past it, older times are not found:
+// they neither start nor count as missed.
+const maxWalk = 1000
+
+// candidates walks the runs in (base, due.Time], newest first: the times the
+// schedule in force names that every earlier schedule still in force at
+// that time names too.
+type candidates struct {
+	sched *schedule.Schedule
+	prev  []previousSchedule
+	base  time.Time
+
+	// next is the time the walk looks at next; zero when it is over.
+	next  time.Time
+	steps int
+	// found counts the runs the walk has returned.
+	found int
+}
+
+func newCandidates(sched *schedule.Schedule, prev []previousSchedule, base time.Time, due schedule.Due) *candidates {
+	return &candidates{sched: sched, prev: prev, base: base, next: due.Time}
+}
+
+// pop returns the next run, newest first, or false when there is none.
+func (c *candidates) pop() (time.Time, bool) {
+	for !c.next.IsZero() && c.steps < maxWalk {
+		t := c.next
+		c.steps++
+		c.next = c.sched.Before(t, c.base)
+		if c.allowed(t) {
+			c.found++
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// allowed reports whether every earlier schedule in force at t names t.
+func (c *candidates) allowed(t time.Time) bool {
+	for _, p := range c.prev {
+		if p.until.Before(t) {
+			continue
+		}
+		if p.sched == nil || !c.names(p.sched, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// names reports whether s names t. An @every schedule names the times of the
+// schedule in force only when that is @every with the same interval: both
+// then count from the same last run.
+func (c *candidates) names(s *schedule.Schedule, t time.Time) bool {
+	if every, ok := s.Every(); ok {
+		current, ok := c.sched.Every()
+		return ok && current == every
+	}
+	return s.Names(t)
+}
+
+// newest returns up to n runs, newest first, as long as keep (nil: always)
+// holds; the walk stops at the first it does not.
+func (c *candidates) newest(n int, keep func(time.Time) bool) []time.Time {
+	var out []time.Time
+	for len(out) < n {
+		save := *c
+		t, ok := c.pop()
+		if !ok {
+			break
+		}
+		if keep != nil && !keep(t) {
+			*c = save // leave it for older
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// olderRuns counts the runs the walk has not returned, up to ManyMissed+1.
+type olderRuns struct {
+	n int64
+	// beyondDeadline of them are past the starting deadline, the latest of
+	// those at latestBeyondDeadline; the latest of the others is
+	// latestWithin.
+	beyondDeadline                     int64
+	latestBeyondDeadline, latestWithin time.Time
+}
+
+// older counts the rest of the walk; tooLate classifies each run.
+func (c *candidates) older(tooLate func(time.Time) bool) olderRuns {
+	var o olderRuns
+	for o.n <= schedule.ManyMissed {
+		t, ok := c.pop()
+		if !ok {
+			break
+		}
+		o.n++
+		switch {
+		case tooLate != nil && tooLate(t):
+			if o.beyondDeadline == 0 {
+				o.latestBeyondDeadline = t
+			}
+			o.beyondDeadline++
+		case o.latestWithin.IsZero():
+			o.latestWithin = t
+		}
+	}
+	return o
+}

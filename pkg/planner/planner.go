@@ -1,0 +1,686 @@
+// Package planner decides what one sync of a CronJob does. Decide is a pure
+// function of the CronJob, the Jobs it controls and the time: it returns the
+// Jobs to delete and to create, the status to write, the Events to emit and
+// when to look again. The controller carries the plan out and reports each
+// create's and delete's outcome back through the Plan's methods, which are
+// pure too, so every decision about runs and status is made here and tested
+// without a client.
+//
+// The rules, in the order Decide applies them:
+//   - status.active becomes the unfinished Jobs the CronJob controls; a Job
+//     it controls but did not list is adopted, and a scheduled Job newer than
+//     lastScheduleTime moves lastScheduleTime to its time (a crash between a
+//     create and its status write loses nothing);
+//   - finished Jobs beyond the history limits are deleted, oldest first;
+//   - a new run-now value asks for one Job, whatever suspend and the
+//     concurrency policy say;
+//   - a time is a run when the schedule in force names it, it is after the
+//     CronJob's creation and after every time already started or counted as
+//     missed, and each earlier schedule still in force at that time names it
+//     too (see PreviousSchedules): an edit neither starts a surprise run nor
+//     loses a run both schedules agree on;
+//   - under catchUpPolicy Latest (and None) the most recent run is
+//     considered, under All the newest catchUpLimit within the deadline,
+//     oldest first; older runs are counted as missed, each once, when they
+//     can no longer start;
+//   - a run later than its starting deadline is missed; under Forbid a run
+//     waits, uncounted, while an earlier Job is active; under Replace the
+//     active Jobs are deleted first.
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// Event reasons. Warnings are things a user should act on.
+const (
+	ReasonSuccessfulCreate   = "SuccessfulCreate"
+	ReasonSawCompletedJob    = "SawCompletedJob"
+	ReasonSuccessfulDelete   = "SuccessfulDelete"
+	ReasonMissSchedule       = "MissSchedule"
+	ReasonJobAlreadyActive   = "JobAlreadyActive"
+	ReasonTooManyMissedTimes = "TooManyMissedTimes"
+	ReasonInvalidSchedule    = schedule.ReasonInvalidSchedule
+	ReasonUnknownTimeZone    = schedule.ReasonUnknownTimeZone
+	ReasonFailedCreate       = "FailedCreate"
+	ReasonFailedDelete       = "FailedDelete"
+	ReasonUnexpectedJob      = "UnexpectedJob"
+	ReasonMissingJob         = "MissingJob"
+)
+
+// Condition reasons that are not also Event or missed-run reasons.
+const (
+	reasonScheduleValid = "Valid"
+	reasonJobCreated    = "JobCreated"
+	reasonJobRejected   = "JobRejected"
+	reasonRunStarted    = "Started"
+)
+
+// NoneGrace is how late a run may start under catchUpPolicy None.
+const NoneGrace = time.Minute
+
+// defaultCatchUpLimit is catchUpLimit when the API server's default did not
+// fill it in (an object from before the field existed).
+const defaultCatchUpLimit = 10
+
+// Job is what the planner reads of a Job the CronJob controls.
+type Job interface {
+	metav1.Object
+	// Finished is the condition (Complete or Failed) that ended the Job, or
+	// "" while it runs.
+	Finished() batchv1.JobConditionType
+	StartTime() *metav1.Time
+	CompletionTime() *metav1.Time
+	// ScheduledAt is the time of the run the Job is for, from its
+	// scheduled-at annotation; false for a Job without one.
+	ScheduledAt() (time.Time, bool)
+	// Manual reports a Job started by hand (run-now).
+	Manual() bool
+}
+
+// Input is everything a decision depends on.
+type Input struct {
+	// CronJob is read, never changed.
+	CronJob *cronv1.CronJob
+	// Jobs are the Jobs the CronJob controls, as the controller knows them
+	// (its cache, with its own recent writes).
+	Jobs []Job
+	// Gone holds the UIDs of Jobs in status.active, absent from Jobs, that
+	// the API server said no longer exist. An active Job neither in Jobs
+	// nor in Gone stays active: only the API server can say it is gone.
+	Gone map[types.UID]bool
+	// Now is the controller's clock.
+	Now time.Time
+}
+
+// DeleteReason says why a Job is deleted; it doubles as a metric label.
+type DeleteReason string
+
+const (
+	// DeleteHistory: a finished Job beyond the history limits. Best effort.
+	DeleteHistory DeleteReason = "history"
+	// DeleteReplace: an active Job under concurrencyPolicy Replace. The
+	// scheduled creates wait for every such delete.
+	DeleteReplace DeleteReason = "replace"
+)
+
+// Delete is a Job to delete, only if it still has this UID.
+type Delete struct {
+	Name   string
+	UID    types.UID
+	Reason DeleteReason
+}
+
+// Create is a Job to create. Scheduled creates are made in order and stop at
+// the first that fails in a way a retry can mend, so a run is never skipped
+// for a later one; a manual create stands on its own.
+type Create struct {
+	// Job is the object to create.
+	Job *batchv1.Job
+	// Manual marks the Job of a run-now value; otherwise it is the run
+	// scheduled at Time.
+	Manual bool
+	Time   time.Time
+	// Value is the run-now value a manual Job is for.
+	Value string
+}
+
+// What is the run a create is for, in words.
+func (c Create) What() string {
+	if c.Manual {
+		return "run-now " + quote(c.Value)
+	}
+	return "the run of " + formatTime(c.Time)
+}
+
+// Refusal says why a create was refused for good.
+type Refusal string
+
+const (
+	// NameTaken: a Job this CronJob does not control has the name.
+	NameTaken Refusal = cronv1.MissedNameTaken
+	// Rejected: the API server refused the Job as invalid.
+	Rejected Refusal = cronv1.MissedJobRejected
+)
+
+// Event is a Kubernetes Event to emit about the CronJob.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// Plan is the decision of one sync, and the record of carrying it out.
+type Plan struct {
+	// Status is the status to write: as decided, then as changed by each
+	// outcome reported.
+	Status cronv1.CronJobStatus
+	// Deletes come first; Replace deletes before any scheduled create.
+	Deletes []Delete
+	// Creates come after the deletes, a manual one first.
+	Creates []Create
+	// Events to emit, in order.
+	Events []Event
+	// Missed counts the runs counted as missed by this sync, per reason.
+	Missed map[string]int64
+	// RequeueAfter is when to look again (0: only when something changes).
+	RequeueAfter time.Duration
+
+	cj  *cronv1.CronJob
+	now time.Time
+}
+
+// Decide plans what a sync of in.CronJob does at in.Now.
+func Decide(in Input) *Plan {
+	cj := in.CronJob
+	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, Missed: map[string]int64{}}
+	p.Status.ObservedGeneration = cj.Generation
+	defer p.countActive()
+
+	p.reconcileActive(in.Jobs, in.Gone)
+	p.pruneHistory(in.Jobs)
+	if cj.DeletionTimestamp != nil {
+		return p
+	}
+	manual := p.planRunNow(in.Jobs)
+	sched := p.observeSchedule()
+	if sched == nil {
+		return p
+	}
+	if ptr.Deref(cj.Spec.Suspend, false) {
+		p.Status.NextScheduleTime = nil
+		return p
+	}
+	p.planRuns(sched, in.Jobs, manual)
+	return p
+}
+
+// reconcileActive makes status.active the unfinished Jobs the CronJob
+// controls, and records the newest run started and the newest success.
+func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
+	st := &p.Status
+	listed := make(map[types.UID]bool, len(jobs))
+	for _, j := range jobs {
+		listed[j.GetUID()] = true
+		i := activeIndex(st.Active, j.GetUID())
+		finished := j.Finished()
+		switch {
+		case finished != "" && i >= 0:
+			st.Active = slices.Delete(st.Active, i, i+1)
+			p.event(corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.GetName(), finished)
+		case finished == "" && i < 0 && j.GetDeletionTimestamp() == nil:
+			st.Active = append(st.Active, job.Ref(j))
+			if _, scheduled := j.ScheduledAt(); !scheduled && !j.Manual() {
+				p.event(corev1.EventTypeWarning, ReasonUnexpectedJob,
+					"Saw a job that the controller did not create: %s; it is tracked as active", j.GetName())
+			}
+		}
+		// Any run the CronJob controls was started, finished or not: a
+		// status write lost to a crash must not make it due again.
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && (st.LastScheduleTime == nil || at.After(st.LastScheduleTime.Time)) {
+			st.LastScheduleTime = &metav1.Time{Time: at}
+		}
+		if done := j.CompletionTime(); finished == batchv1.JobComplete && done != nil &&
+			(st.LastSuccessfulTime == nil || done.After(st.LastSuccessfulTime.Time)) {
+			st.LastSuccessfulTime = done.DeepCopy()
+		}
+	}
+	st.Active = slices.DeleteFunc(st.Active, func(ref corev1.ObjectReference) bool {
+		if listed[ref.UID] || !gone[ref.UID] {
+			return false
+		}
+		p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
+		return true
+	})
+}
+
+// pruneHistory deletes the finished Jobs beyond the history limits.
+func (p *Plan) pruneHistory(jobs []Job) {
+	var finished []Job
+	for _, j := range jobs {
+		if j.GetDeletionTimestamp() == nil && j.Finished() != "" {
+			finished = append(finished, j)
+		}
+	}
+	spec := p.cj.Spec
+	for _, j := range job.ToPrune(finished, spec.SuccessfulJobsHistoryLimit, spec.FailedJobsHistoryLimit) {
+		p.Deletes = append(p.Deletes, Delete{Name: j.GetName(), UID: j.GetUID(), Reason: DeleteHistory})
+	}
+}
+
+// planRunNow plans the Job of a run-now value not handled yet, and reports
+// whether one is planned.
+func (p *Plan) planRunNow(jobs []Job) bool {
+	value := p.cj.Annotations[cronv1.RunNowAnnotation]
+	if value == "" || RunNowKey(value) == p.Status.LastRunNow {
+		return false
+	}
+	name := job.ManualName(p.cj.Name, value)
+	if i := slices.IndexFunc(jobs, func(j Job) bool { return j.GetName() == name }); i >= 0 {
+		// Started before its status was written.
+		p.Status.LastRunNow = RunNowKey(value)
+		return false
+	}
+	p.Creates = append(p.Creates, Create{Job: job.NewManual(p.cj, value), Manual: true, Value: value})
+	return true
+}
+
+// RunNowKey is what status.lastRunNow keeps of a run-now value: the value,
+// or its hash when it is too long to copy into status.
+func RunNowKey(value string) string {
+	if len(value) <= 128 {
+		return value
+	}
+	sum := sha256.Sum256([]byte(value))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// observeSchedule parses the schedule in the spec and records it as the one
+// in force, keeping the one it replaces in PreviousSchedules. It returns
+// nil when the schedule cannot be used.
+func (p *Plan) observeSchedule() *schedule.Schedule {
+	spec := p.cj.Spec
+	resolved, err := schedule.Resolve(spec.Schedule, p.cj.Namespace+"/"+p.cj.Name)
+	var sched *schedule.Schedule
+	if err == nil {
+		sched, err = schedule.Parse(resolved, spec.TimeZone)
+	}
+	if err != nil {
+		// An unusable schedule is in force too: it names no time, so fixing
+		// it later starts nothing for the time before the fix.
+		p.noteSchedule("", "")
+		p.scheduleInvalid(err)
+		return nil
+	}
+	p.noteSchedule(resolved, ptr.Deref(spec.TimeZone, ""))
+	p.setCondition(cronv1.ConditionScheduleValid, metav1.ConditionTrue, reasonScheduleValid, "")
+	return sched
+}
+
+// noteSchedule records resolved (in zone) as the schedule in force; an
+// empty resolved means an unusable one. A change keeps the schedule it
+// replaces, with the time it was seen replaced.
+func (p *Plan) noteSchedule(resolved, zone string) {
+	st := &p.Status
+	prevSchedule, prevZone, known := inForce(st)
+	if known && (prevSchedule != resolved || prevZone != zone) {
+		st.PreviousSchedules = append(st.PreviousSchedules, cronv1.PreviousSchedule{
+			Schedule: prevSchedule, TimeZone: prevZone, Until: metav1.NewTime(p.now),
+		})
+		st.ScheduleChangeTime = &metav1.Time{Time: p.now}
+		st.PreviousSchedules = capHistory(st.PreviousSchedules)
+	}
+	st.ResolvedSchedule, st.ResolvedTimeZone = resolved, zone
+}
+
+// maxPreviousSchedules bounds PreviousSchedules (the schema says so too).
+const maxPreviousSchedules = 5
+
+// capHistory keeps at most maxPreviousSchedules entries. Past that the two
+// oldest merge into one that names no time until the later of them was
+// replaced: a run before it is no longer owed. That takes more than five
+// edits while no run starts, and it can only drop a run, never invent one.
+func capHistory(h []cronv1.PreviousSchedule) []cronv1.PreviousSchedule {
+	for len(h) > maxPreviousSchedules {
+		h = append([]cronv1.PreviousSchedule{{Until: h[1].Until}}, h[2:]...)
+	}
+	return h
+}
+
+// inForce is the schedule the status says is in force, and whether the
+// status says anything: a CronJob never synced has no schedule in force,
+// one whose schedule was unusable has the empty one.
+func inForce(st *cronv1.CronJobStatus) (resolved, zone string, known bool) {
+	if st.ResolvedSchedule != "" {
+		return st.ResolvedSchedule, st.ResolvedTimeZone, true
+	}
+	c := meta.FindStatusCondition(st.Conditions, cronv1.ConditionScheduleValid)
+	return "", "", c != nil && c.Status == metav1.ConditionFalse
+}
+
+// scheduleInvalid reports a schedule or time zone that cannot be used: a
+// False condition, and a Warning when that condition is news.
+func (p *Plan) scheduleInvalid(err error) {
+	se, ok := schedule.AsError(err)
+	if !ok {
+		se = &schedule.Error{Reason: schedule.ReasonInvalidSchedule, Message: err.Error()}
+	}
+	p.Status.NextScheduleTime = nil
+	msg := Bound(se.Message)
+	if p.setCondition(cronv1.ConditionScheduleValid, metav1.ConditionFalse, se.Reason, msg) {
+		p.Events = append(p.Events, Event{Type: corev1.EventTypeWarning, Reason: se.Reason, Message: msg})
+	}
+}
+
+// planRuns decides which scheduled runs start now, and counts the ones that
+// no longer can. manual says a run-now Job is planned in this sync.
+func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
+	st, spec, now := &p.Status, p.cj.Spec, p.now
+	base := p.settledUntil()
+	st.PreviousSchedules = slices.DeleteFunc(st.PreviousSchedules, func(e cronv1.PreviousSchedule) bool {
+		return !e.Until.After(base)
+	})
+	due, err := sched.MostRecent(base, now)
+	if err != nil {
+		p.scheduleInvalid(&schedule.Error{Reason: schedule.ReasonInvalidSchedule,
+			Message: fmt.Sprintf("schedule %s: %v", quote(spec.Schedule), err)})
+		return
+	}
+	st.NextScheduleTime = timeOrNil(due.Next)
+	if !due.Next.IsZero() {
+		p.RequeueAfter = due.Next.Sub(now)
+	}
+	if due.Time.IsZero() {
+		return
+	}
+
+	c := newCandidates(sched, p.previous(), base, due)
+	deadline := StartingDeadline(p.cj)
+	late := func(t time.Time) bool { return tooLate(deadline, t, now) }
+	var runs []time.Time
+	var older olderRuns
+	if spec.CatchUpPolicy == cronv1.CatchUpAll {
+		limit := int(ptr.Deref(spec.CatchUpLimit, defaultCatchUpLimit))
+		runs = c.newest(limit, func(t time.Time) bool { return !late(t) })
+		slices.Reverse(runs)
+		older = c.older(late)
+	} else {
+		// Only the most recent is considered; it may itself be too late.
+		runs = c.newest(1, nil)
+		older = c.older(nil)
+	}
+	blocked := spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && (len(st.Active) > 0 || manual)
+
+	// The runs behind the ones considered can no longer start.
+	if older.beyondDeadline > 0 {
+		p.missed(cronv1.MissedDeadlineExceeded, older.latestBeyondDeadline, min(older.beyondDeadline, schedule.ManyMissed))
+	}
+	if n := older.n - older.beyondDeadline; n > 0 {
+		reason := cronv1.MissedSuperseded
+		if blocked {
+			reason = cronv1.MissedConcurrencyForbidden
+		}
+		p.missed(reason, older.latestWithin, min(n, schedule.ManyMissed))
+	}
+	if older.n > schedule.ManyMissed {
+		p.event(corev1.EventTypeWarning, ReasonTooManyMissedTimes,
+			"Missed more than %d start times since %s; only the most recent are considered",
+			schedule.ManyMissed, formatTime(base))
+	}
+	if len(runs) == 0 {
+		return
+	}
+
+	if last := runs[len(runs)-1]; late(last) {
+		msg := fmt.Sprintf("Missed scheduled time to start a job: %s (it may start at most %v late)", formatTime(last), *deadline)
+		reason := cronv1.MissedDeadlineExceeded
+		if blocked {
+			reason = cronv1.MissedConcurrencyForbidden
+		}
+		p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, reason, msg)
+		if p.missed(reason, last, 1) {
+			p.event(corev1.EventTypeWarning, ReasonMissSchedule, "%s", msg)
+		}
+		return
+	}
+
+	// Runs whose Job exists already need nothing (reconcileActive recorded
+	// them); only the ones after the newest of those are left.
+	runs = slices.DeleteFunc(runs, func(t time.Time) bool {
+		name := job.Name(p.cj.Name, t)
+		return slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == name })
+	})
+	if len(runs) == 0 {
+		return
+	}
+	if blocked {
+		msg := fmt.Sprintf("Not starting the run of %s: an earlier Job is still active and concurrencyPolicy is Forbid", formatTime(runs[0]))
+		if p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedConcurrencyForbidden, msg) {
+			p.event(corev1.EventTypeNormal, ReasonJobAlreadyActive, "%s", msg)
+		}
+		return
+	}
+	switch spec.ConcurrencyPolicy {
+	case cronv1.ForbidConcurrent:
+		runs = runs[:1]
+	case cronv1.ReplaceConcurrent:
+		for _, ref := range st.Active {
+			p.Deletes = append(p.Deletes, Delete{Name: ref.Name, UID: ref.UID, Reason: DeleteReplace})
+		}
+	}
+	for _, t := range runs {
+		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t})
+	}
+}
+
+// settledUntil is the instant up to which every time is settled: the
+// CronJob's creation, the newest run started, the newest counted as missed.
+func (p *Plan) settledUntil() time.Time {
+	st := &p.Status
+	base := p.cj.CreationTimestamp.Time
+	if st.LastScheduleTime != nil && st.LastScheduleTime.After(base) {
+		base = st.LastScheduleTime.Time
+	}
+	for _, m := range st.MissedRuns {
+		if m.LastTime.After(base) {
+			base = m.LastTime.Time
+		}
+	}
+	return base
+}
+
+// previous parses the earlier schedules still in force; one that no longer
+// parses (a zone gone from the zone database) names no time.
+func (p *Plan) previous() []previousSchedule {
+	out := make([]previousSchedule, 0, len(p.Status.PreviousSchedules))
+	for _, e := range p.Status.PreviousSchedules {
+		prev := previousSchedule{until: e.Until.Time}
+		if e.Schedule != "" {
+			var zone *string
+			if e.TimeZone != "" {
+				zone = &e.TimeZone
+			}
+			prev.sched, _ = schedule.Parse(e.Schedule, zone)
+		}
+		out = append(out, prev)
+	}
+	return out
+}
+
+// StartingDeadline is how late a run of cj may start: its
+// startingDeadlineSeconds, capped at NoneGrace under catchUpPolicy None. Nil
+// means no limit.
+func StartingDeadline(cj *cronv1.CronJob) *time.Duration {
+	var d *time.Duration
+	if s := cj.Spec.StartingDeadlineSeconds; s != nil {
+		d = ptr.To(time.Duration(*s) * time.Second)
+	}
+	if cj.Spec.CatchUpPolicy == cronv1.CatchUpNone && (d == nil || *d > NoneGrace) {
+		d = ptr.To(NoneGrace)
+	}
+	return d
+}
+
+// tooLate reports whether a run scheduled at t may no longer start at now.
+func tooLate(deadline *time.Duration, t, now time.Time) bool {
+	return deadline != nil && t.Add(*deadline).Before(now)
+}
+
+// missed counts n runs missed for reason, the latest at t, unless runs up to
+// t were counted for that reason already. It reports whether they were news.
+func (p *Plan) missed(reason string, t time.Time, n int64) bool {
+	if n <= 0 {
+		return false
+	}
+	st := &p.Status
+	i := slices.IndexFunc(st.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
+	if i < 0 {
+		st.MissedRuns = append(st.MissedRuns, cronv1.MissedRuns{Reason: reason})
+		i = len(st.MissedRuns) - 1
+	}
+	entry := &st.MissedRuns[i]
+	if !t.After(entry.LastTime.Time) {
+		return false
+	}
+	entry.Count += n
+	entry.LastTime = metav1.NewTime(t)
+	p.Missed[reason] += n
+	return true
+}
+
+// Deleted records that d was carried out.
+func (p *Plan) Deleted(d Delete) {
+	p.event(corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted job %s", d.Name)
+	if i := activeIndex(p.Status.Active, d.UID); i >= 0 {
+		p.Status.Active = slices.Delete(p.Status.Active, i, i+1)
+	}
+	p.countActive()
+}
+
+// AlreadyGone records that d found its Job gone already (or its name
+// taken by another Job): it is no longer active.
+func (p *Plan) AlreadyGone(d Delete) {
+	if i := activeIndex(p.Status.Active, d.UID); i >= 0 {
+		p.Status.Active = slices.Delete(p.Status.Active, i, i+1)
+	}
+	p.countActive()
+}
+
+// DeleteFailed records that d failed.
+func (p *Plan) DeleteFailed(d Delete, err error) {
+	p.event(corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting job %s: %s", d.Name, Bound(err.Error()))
+}
+
+// Started records that c's Job exists and is j: created now, or found
+// already made for the same run.
+func (p *Plan) Started(c Create, j Job, created bool) {
+	st := &p.Status
+	if created {
+		p.event(corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s", j.GetName())
+		p.setCondition(cronv1.ConditionJobTemplateValid, metav1.ConditionTrue, reasonJobCreated, "")
+	}
+	if j.Finished() == "" && j.GetDeletionTimestamp() == nil && activeIndex(st.Active, j.GetUID()) < 0 {
+		st.Active = append(st.Active, job.Ref(j))
+	}
+	if c.Manual {
+		st.LastRunNow = RunNowKey(c.Value)
+	} else {
+		p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
+			fmt.Sprintf("Job %s is the run of %s", j.GetName(), formatTime(c.Time)))
+		if st.LastScheduleTime == nil || c.Time.After(st.LastScheduleTime.Time) {
+			st.LastScheduleTime = &metav1.Time{Time: c.Time}
+		}
+	}
+	p.countActive()
+}
+
+// NotStarted records that c was refused for good: the run is counted as
+// missed (a run-now value as handled), and the reason shows in conditions.
+func (p *Plan) NotStarted(c Create, why Refusal, detail string) {
+	detail = Bound(detail)
+	switch why {
+	case NameTaken:
+		p.event(corev1.EventTypeWarning, ReasonFailedCreate,
+			"Job %s already exists and is not controlled by this CronJob; %s is not started", c.Job.Name, c.What())
+	case Rejected:
+		p.event(corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %s", c.Job.Name, detail)
+		p.setCondition(cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, detail)
+	}
+	if c.Manual {
+		p.Status.LastRunNow = RunNowKey(c.Value)
+		return
+	}
+	p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, string(why),
+		fmt.Sprintf("The run of %s did not start: %s", formatTime(c.Time), describeRefusal(why, c.Job.Name, detail)))
+	p.missed(string(why), c.Time, 1)
+}
+
+func describeRefusal(why Refusal, name, detail string) string {
+	if why == NameTaken {
+		return fmt.Sprintf("job %s exists and is not controlled by this CronJob", name)
+	}
+	return detail
+}
+
+// CreateFailed records that c failed in a way a retry may mend; the run
+// stays owed.
+func (p *Plan) CreateFailed(c Create, err error) {
+	p.event(corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %s", c.Job.Name, Bound(err.Error()))
+}
+
+// event adds an Event, its message bounded.
+func (p *Plan) event(eventType, reason, format string, args ...any) {
+	p.Events = append(p.Events, Event{Type: eventType, Reason: reason, Message: Bound(fmt.Sprintf(format, args...))})
+}
+
+// setCondition sets a condition and reports whether it changed.
+func (p *Plan) setCondition(conditionType string, status metav1.ConditionStatus, reason, message string) bool {
+	return meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+		Type:               conditionType,
+		Status:             status,
+		Reason:             reason,
+		Message:            Bound(message),
+		ObservedGeneration: p.cj.Generation,
+		LastTransitionTime: metav1.NewTime(p.now),
+	})
+}
+
+func (p *Plan) countActive() { p.Status.ActiveCount = int32(len(p.Status.Active)) }
+
+// activeIndex is the position of the Job with this UID in active, or -1.
+func activeIndex(active []corev1.ObjectReference, uid types.UID) int {
+	return slices.IndexFunc(active, func(r corev1.ObjectReference) bool { return r.UID == uid })
+}
+
+func timeOrNil(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// maxMessage bounds every message the controller copies into status or an
+// Event, so no input makes those writes fail.
+const maxMessage = 1024
+
+// Bound cuts s to maxMessage bytes, on a rune boundary, saying so.
+func Bound(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage - 64
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// quote quotes a user's string for a message, bounded.
+func quote(s string) string {
+	const max = 128
+	if len(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := max
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+}
