@@ -65,13 +65,11 @@ func (c *candidates) allowed(t time.Time) bool {
 	return true
 }
 
-// names reports whether s names t. An @every schedule names the times of the
-// schedule in force only when that is @every with the same interval: both
-// then count from the same last run.
+// names reports whether s names t. An @every schedule names the times on
+// its grid from the last run settled, as the schedule in force counts them.
 func (c *candidates) names(s *schedule.Schedule, t time.Time) bool {
 	if every, ok := s.Every(); ok {
-		current, ok := c.sched.Every()
-		return ok && current == every
+		return t.Sub(c.base.Truncate(time.Second))%every == 0
 	}
 	return s.Names(t)
 }

@@ -1,0 +1,435 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+var ten = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC) // a Friday
+
+func at(d time.Duration) time.Time { return ten.Add(d) }
+
+// fakeJob is a Job as the planner reads it.
+type fakeJob struct {
+	metav1.ObjectMeta
+	finished          batchv1.JobConditionType
+	scheduled         time.Time
+	manual            bool
+	started, complete *metav1.Time
+}
+
+func (j *fakeJob) Finished() batchv1.JobConditionType { return j.finished }
+func (j *fakeJob) StartTime() *metav1.Time            { return j.started }
+func (j *fakeJob) CompletionTime() *metav1.Time       { return j.complete }
+func (j *fakeJob) ScheduledAt() (time.Time, bool)     { return j.scheduled, !j.scheduled.IsZero() }
+func (j *fakeJob) Manual() bool                       { return j.manual }
+
+// runOf is the Job of the run at t, owned by cj; done finishes it at t+5m.
+func runOf(t time.Time, done batchv1.JobConditionType) *fakeJob {
+	j := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.Name("cj", t), Namespace: "default", UID: types.UID("uid-" + job.Name("cj", t))},
+		scheduled: t, started: &metav1.Time{Time: t}, finished: done}
+	if done == batchv1.JobComplete {
+		j.complete = &metav1.Time{Time: t.Add(5 * time.Minute)}
+	}
+	return j
+}
+
+func cronJob(opts ...func(*cronv1.CronJob)) *cronv1.CronJob {
+	cj := &cronv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "default", UID: "cj-uid", Generation: 1,
+			CreationTimestamp: metav1.NewTime(at(-30 * 24 * time.Hour))},
+		Spec: cronv1.CronJobSpec{Schedule: "0 * * * *", TimeZone: ptr.To("UTC"), ConcurrencyPolicy: cronv1.AllowConcurrent,
+			SuccessfulJobsHistoryLimit: ptr.To[int32](3), FailedJobsHistoryLimit: ptr.To[int32](1)},
+	}
+	for _, o := range opts {
+		o(cj)
+	}
+	return cj
+}
+
+func last(t time.Time) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Status.LastScheduleTime = &metav1.Time{Time: t} }
+}
+func sched(s string) func(*cronv1.CronJob) { return func(cj *cronv1.CronJob) { cj.Spec.Schedule = s } }
+func zone(z string) func(*cronv1.CronJob)  { return func(cj *cronv1.CronJob) { cj.Spec.TimeZone = &z } }
+func concurrency(p cronv1.ConcurrencyPolicy) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.ConcurrencyPolicy = p }
+}
+func catchUpAll(limit int32) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.CatchUpPolicy, cj.Spec.CatchUpLimit = cronv1.CatchUpAll, &limit }
+}
+func deadline(s int64) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.StartingDeadlineSeconds = &s }
+}
+func active(jobs ...*fakeJob) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		for _, j := range jobs {
+			cj.Status.Active = append(cj.Status.Active, job.Ref(j))
+		}
+	}
+}
+
+// seen says the controller last saw resolved (in z) in force.
+func seen(resolved, z string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Status.ResolvedSchedule, cj.Status.ResolvedTimeZone = resolved, z
+		meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{Type: cronv1.ConditionScheduleValid, Status: metav1.ConditionTrue, Reason: "Valid"})
+	}
+}
+
+// history adds an earlier schedule in force until u.
+func history(resolved, z string, u time.Time) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Status.PreviousSchedules = append(cj.Status.PreviousSchedules, cronv1.PreviousSchedule{Schedule: resolved, TimeZone: z, Until: metav1.NewTime(u)})
+	}
+}
+
+func hours(hs ...int) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, job.Name("cj", at(time.Duration(h-10)*time.Hour)))
+	}
+	return out
+}
+
+func names[T any](items []T, name func(T) string) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, name(it))
+	}
+	return out
+}
+
+func missedOf(st cronv1.CronJobStatus) map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range st.MissedRuns {
+		out[m.Reason] = m.Count
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	nine := runOf(at(-time.Hour), "")
+	nineDone := runOf(at(-time.Hour), batchv1.JobComplete)
+	cases := []struct {
+		name    string
+		cronJob *cronv1.CronJob
+		jobs    []*fakeJob
+		gone    []types.UID
+		now     time.Time
+
+		wantCreates []string
+		wantDeletes []string
+		wantMissed  map[string]int64
+		wantActive  []string
+		wantEvents  []string
+		wantRequeue time.Duration
+		// wantLast is lastScheduleTime; zero means unset.
+		wantLast time.Time
+	}{
+		{name: "on time", cronJob: cronJob(last(at(-time.Hour)), seen("0 * * * *", "UTC")), jobs: []*fakeJob{nineDone}, now: at(5 * time.Second),
+			wantCreates: hours(10), wantRequeue: time.Hour - 5*time.Second, wantLast: at(-time.Hour)},
+		{name: "not yet", cronJob: cronJob(last(at(-time.Hour))), now: at(-time.Minute),
+			wantRequeue: time.Minute, wantLast: at(-time.Hour)},
+		{name: "three missed: the latest starts, two superseded", cronJob: cronJob(last(at(-3 * time.Hour))), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 2}, wantRequeue: time.Hour - time.Second, wantLast: at(-3 * time.Hour)},
+		{name: "past the deadline", cronJob: cronJob(last(at(-time.Hour)), deadline(10)), now: at(time.Minute),
+			wantMissed: map[string]int64{cronv1.MissedDeadlineExceeded: 1}, wantEvents: []string{"Warning MissSchedule"}, wantRequeue: 59 * time.Minute, wantLast: at(-time.Hour)},
+		{name: "more than a hundred missed: counted as a hundred", cronJob: cronJob(last(at(-200 * time.Hour))), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 100}, wantEvents: []string{"Warning TooManyMissedTimes"},
+			wantRequeue: time.Hour - time.Second, wantLast: at(-200 * time.Hour)},
+		{name: "Forbid, held back: not counted yet", cronJob: cronJob(last(at(-time.Hour)), active(nine), concurrency(cronv1.ForbidConcurrent)), jobs: []*fakeJob{nine}, now: at(time.Second),
+			wantActive: hours(9), wantEvents: []string{"Normal JobAlreadyActive"}, wantRequeue: time.Hour - time.Second, wantLast: at(-time.Hour)},
+		{name: "Forbid, superseded while held back: counted as forbidden",
+			cronJob: cronJob(last(at(-2*time.Hour)), active(runOf(at(-2*time.Hour), "")), concurrency(cronv1.ForbidConcurrent)), jobs: []*fakeJob{runOf(at(-2*time.Hour), "")}, now: at(time.Second),
+			wantActive: hours(8), wantMissed: map[string]int64{cronv1.MissedConcurrencyForbidden: 1}, wantEvents: []string{"Normal JobAlreadyActive"},
+			wantRequeue: time.Hour - time.Second, wantLast: at(-2 * time.Hour)},
+		{name: "Forbid, held back past its deadline: counted as forbidden", cronJob: cronJob(last(at(-time.Hour)), active(nine), concurrency(cronv1.ForbidConcurrent), deadline(60)), jobs: []*fakeJob{nine}, now: at(2 * time.Minute),
+			wantActive: hours(9), wantMissed: map[string]int64{cronv1.MissedConcurrencyForbidden: 1}, wantEvents: []string{"Warning MissSchedule"}, wantRequeue: 58 * time.Minute, wantLast: at(-time.Hour)},
+		{name: "Replace deletes the active Job first", cronJob: cronJob(last(at(-time.Hour)), active(nine), concurrency(cronv1.ReplaceConcurrent)), jobs: []*fakeJob{nine}, now: at(time.Second),
+			wantCreates: hours(10), wantDeletes: []string{"replace " + hours(9)[0]}, wantActive: hours(9), wantRequeue: time.Hour - time.Second, wantLast: at(-time.Hour)},
+		{name: "All, Replace: the active Job deleted once, every missed run started", cronJob: cronJob(last(at(-3*time.Hour)), active(runOf(at(-3*time.Hour), "")), concurrency(cronv1.ReplaceConcurrent), catchUpAll(10)),
+			jobs: []*fakeJob{runOf(at(-3*time.Hour), "")}, now: at(time.Second),
+			wantCreates: hours(8, 9, 10), wantDeletes: []string{"replace " + hours(7)[0]}, wantActive: hours(7), wantRequeue: time.Hour - time.Second, wantLast: at(-3 * time.Hour)},
+		{name: "All, limit and deadline", cronJob: cronJob(last(at(-6*time.Hour)), catchUpAll(2), deadline(4*3600)), now: at(time.Second),
+			wantCreates: hours(9, 10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 2, cronv1.MissedDeadlineExceeded: 2}, wantRequeue: time.Hour - time.Second, wantLast: at(-6 * time.Hour)},
+		{name: "suspended: nothing, no requeue", cronJob: cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) { cj.Spec.Suspend = ptr.To(true) }), now: at(time.Second),
+			wantLast: at(-time.Hour)},
+		{name: "being deleted: nothing", cronJob: cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) { cj.DeletionTimestamp = ptr.To(metav1.NewTime(ten)) }), now: at(time.Second),
+			wantLast: at(-time.Hour)},
+		{name: "a finished run newer than lastScheduleTime is not due again (status lost to a crash)", cronJob: cronJob(last(at(-time.Hour))), jobs: []*fakeJob{runOf(ten, batchv1.JobComplete)}, now: at(10 * time.Minute),
+			wantRequeue: 50 * time.Minute, wantLast: ten},
+		{name: "an unfinished run not listed is adopted", cronJob: cronJob(last(at(-time.Hour))), jobs: []*fakeJob{runOf(ten, "")}, now: at(10 * time.Minute),
+			wantActive: hours(10), wantRequeue: 50 * time.Minute, wantLast: ten},
+		{name: "an active Job the API server no longer has", cronJob: cronJob(last(at(-time.Hour)), active(nine)), gone: []types.UID{nine.UID}, now: at(-time.Minute),
+			wantEvents: []string{"Normal MissingJob"}, wantRequeue: time.Minute, wantLast: at(-time.Hour)},
+		{name: "an active Job not cached and not known gone stays", cronJob: cronJob(last(at(-time.Hour)), active(nine)), now: at(-time.Minute),
+			wantActive: hours(9), wantRequeue: time.Minute, wantLast: at(-time.Hour)},
+		{name: "history beyond the limit pruned, oldest first", cronJob: cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1) }),
+			jobs: []*fakeJob{runOf(at(-3*time.Hour), batchv1.JobComplete), runOf(at(-2*time.Hour), batchv1.JobComplete), nineDone}, now: at(-time.Minute),
+			wantDeletes: []string{"history " + hours(7)[0], "history " + hours(8)[0]}, wantRequeue: time.Minute, wantLast: at(-time.Hour)},
+
+		// Edits.
+		{name: "edit seen late, both name 10:00", cronJob: cronJob(sched("@hourly"), last(at(-time.Hour)), seen("0 * * * *", "UTC")), now: at(5 * time.Minute),
+			wantCreates: hours(10), wantRequeue: 55 * time.Minute, wantLast: at(-time.Hour)},
+		{name: "edit seen late, only the new one names 10:00", cronJob: cronJob(last(at(-time.Hour)), seen("30 * * * *", "UTC")), now: at(5 * time.Minute),
+			wantRequeue: 55 * time.Minute, wantLast: at(-time.Hour)},
+		{name: "recorded edit: a time both name, before it, still owed", cronJob: cronJob(sched("0 */2 * * *"), last(at(-2*time.Hour)), seen("0 */2 * * *", "UTC"), history("0 * * * *", "UTC", at(5*time.Minute))),
+			now: at(6 * time.Minute), wantCreates: hours(10), wantRequeue: 2*time.Hour - 6*time.Minute, wantLast: at(-2 * time.Hour)},
+		{name: "recorded edit: a time only the new names, before it, not a run", cronJob: cronJob(sched("*/30 * * * *"), last(at(-time.Hour)), seen("*/30 * * * *", "UTC"), history("0 * * * *", "UTC", at(40*time.Minute))),
+			now: at(41 * time.Minute), wantCreates: hours(10), wantMissed: nil, wantRequeue: 19 * time.Minute, wantLast: at(-time.Hour)},
+		{name: "recorded unusable schedule names nothing before the fix", cronJob: cronJob(last(at(-2*time.Hour)), seen("0 * * * *", "UTC"), history("", "", at(5*time.Minute))),
+			now: at(6 * time.Minute), wantRequeue: 54 * time.Minute, wantLast: at(-2 * time.Hour)},
+		{name: "edits in a chain: each schedule in force at the time must name it",
+			cronJob: cronJob(sched("0 */2 * * *"), last(at(-4*time.Hour)), seen("0 */2 * * *", "UTC"),
+				history("0 * * * *", "UTC", at(-90*time.Minute)), history("0 8-23 * * *", "UTC", at(5*time.Minute))),
+			now: at(6 * time.Minute), wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1}, wantRequeue: 2*time.Hour - 6*time.Minute, wantLast: at(-4 * time.Hour)},
+		{name: "@every to the same @every: owed", cronJob: cronJob(sched("@every 30m"), last(at(-30*time.Minute)), seen("@every 30m", "UTC"), history("@every 30m", "Europe/Berlin", at(time.Minute))),
+			now: at(2 * time.Minute), wantCreates: hours(10), wantRequeue: 28 * time.Minute, wantLast: at(-30 * time.Minute)},
+		{name: "cron to @every, both name 10:00: owed", cronJob: cronJob(sched("@every 30m"), last(at(-30*time.Minute)), seen("@every 30m", "UTC"), history("*/30 * * * *", "UTC", at(time.Minute))),
+			now: at(2 * time.Minute), wantCreates: hours(10), wantRequeue: 28 * time.Minute, wantLast: at(-30 * time.Minute)},
+		{name: "@every to cron, both name 10:00: owed", cronJob: cronJob(last(at(-30*time.Minute)), seen("0 * * * *", "UTC"), history("@every 30m", "UTC", at(time.Minute))),
+			now: at(2 * time.Minute), wantCreates: hours(10), wantRequeue: 58 * time.Minute, wantLast: at(-30 * time.Minute)},
+		{name: "@every to cron, only cron names 10:00: not a run", cronJob: cronJob(last(at(-30*time.Minute)), seen("0 * * * *", "UTC"), history("@every 45m", "UTC", at(time.Minute))),
+			now: at(2 * time.Minute), wantRequeue: 58 * time.Minute, wantLast: at(-30 * time.Minute)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{CronJob: tc.cronJob, Now: tc.now}
+			for _, j := range tc.jobs {
+				in.Jobs = append(in.Jobs, j)
+			}
+			if len(tc.gone) > 0 {
+				in.Gone = map[types.UID]bool{}
+				for _, uid := range tc.gone {
+					in.Gone[uid] = true
+				}
+			}
+			before := tc.cronJob.DeepCopy()
+			p := Decide(in)
+			if !equalCronJobs(before, tc.cronJob) {
+				t.Error("Decide changed its input")
+			}
+			if got := names(p.Creates, func(c Create) string { return c.Job.Name }); !slices.Equal(got, tc.wantCreates) {
+				t.Errorf("creates %q, want %q", got, tc.wantCreates)
+			}
+			if got := names(p.Deletes, func(d Delete) string { return string(d.Reason) + " " + d.Name }); !slices.Equal(got, tc.wantDeletes) {
+				t.Errorf("deletes %q, want %q", got, tc.wantDeletes)
+			}
+			if got := missedOf(p.Status); !mapsEqual(got, tc.wantMissed) {
+				t.Errorf("missed %v, want %v", got, tc.wantMissed)
+			}
+			if got := names(p.Status.Active, func(r corev1.ObjectReference) string { return r.Name }); !slices.Equal(got, tc.wantActive) {
+				t.Errorf("active %q, want %q", got, tc.wantActive)
+			}
+			if p.Status.ActiveCount != int32(len(p.Status.Active)) {
+				t.Errorf("activeCount %d for %d active", p.Status.ActiveCount, len(p.Status.Active))
+			}
+			if got := names(p.Events, func(e Event) string { return e.Type + " " + e.Reason }); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("events %q, want %q", got, tc.wantEvents)
+			}
+			if p.RequeueAfter != tc.wantRequeue {
+				t.Errorf("requeue %v, want %v", p.RequeueAfter, tc.wantRequeue)
+			}
+			if got := p.Status.LastScheduleTime; (got == nil) != tc.wantLast.IsZero() || (got != nil && !got.Time.Equal(tc.wantLast)) {
+				t.Errorf("lastScheduleTime %v, want %v", got, tc.wantLast)
+			}
+			if p.Status.ObservedGeneration != tc.cronJob.Generation {
+				t.Errorf("observedGeneration %d, want %d", p.Status.ObservedGeneration, tc.cronJob.Generation)
+			}
+		})
+	}
+}
+
+func equalCronJobs(a, b *cronv1.CronJob) bool { return equality.Semantic.DeepEqual(a, b) }
+
+func mapsEqual(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// An edit is recorded once, with the schedule it replaces; the record goes
+// once every time before it is settled.
+func TestScheduleHistory(t *testing.T) {
+	cj := cronJob(sched("@hourly"), last(at(-time.Hour)), seen("0 * * * *", "UTC"))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Minute)})
+	want := []cronv1.PreviousSchedule{{Schedule: "0 * * * *", TimeZone: "UTC", Until: metav1.NewTime(at(5 * time.Minute))}}
+	if !slices.EqualFunc(p.Status.PreviousSchedules, want, func(a, b cronv1.PreviousSchedule) bool {
+		return a.Schedule == b.Schedule && a.TimeZone == b.TimeZone && a.Until.Equal(&b.Until)
+	}) || p.Status.ResolvedSchedule != "@hourly" || p.Status.ScheduleChangeTime == nil {
+		t.Fatalf("after the edit: previous %+v, resolved %q", p.Status.PreviousSchedules, p.Status.ResolvedSchedule)
+	}
+	p.Started(p.Creates[0], runOf(ten, ""), true)
+
+	// Times up to 10:05 still depend on the record; the 11:00 run settles
+	// them all.
+	cj.Status = p.Status
+	p = Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(6 * time.Minute)})
+	if len(p.Status.PreviousSchedules) != 1 || len(p.Creates) != 0 {
+		t.Errorf("after the 10:00 run: previous %+v, creates %d", p.Status.PreviousSchedules, len(p.Creates))
+	}
+	cj.Status = p.Status
+	p = Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(time.Hour + time.Second)})
+	p.Started(p.Creates[0], runOf(at(time.Hour), ""), true)
+	cj.Status = p.Status
+	p = Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, ""), runOf(at(time.Hour), "")}, Now: at(time.Hour + 2*time.Second)})
+	if len(p.Status.PreviousSchedules) != 0 {
+		t.Errorf("after the 11:00 run: previous %+v", p.Status.PreviousSchedules)
+	}
+}
+
+// More than five edits while no run settles: the oldest merge into one that
+// names nothing, so nothing before it is invented.
+func TestScheduleHistoryIsCapped(t *testing.T) {
+	cj := cronJob(last(at(-24 * time.Hour)))
+	for i := range 8 {
+		cj.Spec.Schedule = fmt.Sprintf("%d * * * *", i)
+		p := Decide(Input{CronJob: cj, Now: at(time.Duration(i) * time.Second)})
+		cj.Status = p.Status
+	}
+	h := cj.Status.PreviousSchedules
+	if len(h) != maxPreviousSchedules || h[0].Schedule != "" || !h[0].Until.Time.Equal(at(3*time.Second)) || h[len(h)-1].Schedule != "6 * * * *" {
+		t.Errorf("previous schedules %+v", h)
+	}
+}
+
+// The walk over candidate runs agrees with a minute-by-minute check of the
+// rule, over edits between zones (DST days included) and schedules.
+func TestCandidatesAgreeWithBruteForce(t *testing.T) {
+	specs := []string{"0 * * * *", "*/30 * * * *", "0 */2 * * *", "30 2 * * *", "0 9 * * MON-FRI", "15,45 1-3 * * *", "0 0 * * SUN", "H * * * *"}
+	zones := []string{"UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"}
+	// Around the spring change in New York and Berlin, and a plain week.
+	windows := []time.Time{
+		time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 27, 12, 0, 0, 0, time.UTC),
+		time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC),
+	}
+	checked := 0
+	for wi, start := range windows {
+		for i := range 40 {
+			s := func(k int) (string, string) { return specs[(k*7+i*3+wi)%len(specs)], zones[(k*5+i+wi)%len(zones)] }
+			curSpec, curZone := s(0)
+			cj := cronJob(sched(curSpec), zone(curZone))
+			base := start
+			now := start.Add(60 * time.Hour)
+			// Two earlier schedules, replaced 20 and 40 hours in.
+			var prevs []previousSchedule
+			for k, until := range []time.Time{start.Add(20 * time.Hour), start.Add(40 * time.Hour)} {
+				ps, pz := s(k + 1)
+				ps, err := schedule.Resolve(ps, "default/cj")
+				if err != nil {
+					t.Fatal(err)
+				}
+				cj.Status.PreviousSchedules = append(cj.Status.PreviousSchedules, cronv1.PreviousSchedule{Schedule: ps, TimeZone: pz, Until: metav1.NewTime(until)})
+			}
+			p := &Plan{Status: cj.Status, cj: cj, now: now}
+			prevs = p.previous()
+			cur := mustParse(t, curSpec, curZone)
+			for _, pr := range prevs {
+				if pr.sched == nil {
+					t.Fatalf("a previous schedule did not parse: %+v", cj.Status.PreviousSchedules)
+				}
+			}
+			due, err := cur.MostRecent(base, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newCandidates(cur, prevs, base, due)
+			got := c.newest(1000, nil)
+			var want []time.Time
+			for m := now.Truncate(time.Minute); m.After(base); m = m.Add(-time.Minute) {
+				ok := cur.Names(m)
+				for _, pr := range prevs {
+					if !pr.until.Before(m) {
+						ok = ok && pr.sched.Names(m)
+					}
+				}
+				if ok {
+					want = append(want, m)
+				}
+			}
+			if !slices.EqualFunc(got, want, time.Time.Equal) {
+				t.Errorf("%s in %s after %+v:\n walk  %v\n brute %v", curSpec, curZone, cj.Status.PreviousSchedules, got, want)
+			}
+			checked += len(want)
+		}
+	}
+	if checked < 500 {
+		t.Errorf("only %d runs checked: the cases are too thin", checked)
+	}
+}
+
+// Outcomes change the status as the rules say.
+func TestOutcomes(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: strings.Repeat("x", 300)}
+	})
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if len(p.Creates) != 2 || !p.Creates[0].Manual || p.Creates[1].Manual {
+		t.Fatalf("creates %+v, want the manual Job, then the 10:00 run", p.Creates)
+	}
+	p.CreateFailed(p.Creates[1], errors.New(strings.Repeat("long error ", 500)))
+	p.NotStarted(p.Creates[0], Rejected, strings.Repeat("bad template ", 500))
+	if got := p.Status.LastRunNow; !strings.HasPrefix(got, "sha256:") || len(got) > 128 {
+		t.Errorf("lastRunNow %q", got)
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionJobTemplateValid); c == nil || c.Status != metav1.ConditionFalse || len(c.Message) > maxMessage {
+		t.Errorf("JobTemplateValid %+v", c)
+	}
+	for _, e := range p.Events {
+		if len(e.Message) > maxMessage {
+			t.Errorf("an Event message of %d bytes", len(e.Message))
+		}
+	}
+	if p.Status.LastScheduleTime == nil || !p.Status.LastScheduleTime.Time.Equal(at(-time.Hour)) {
+		t.Errorf("a failed create moved lastScheduleTime to %v", p.Status.LastScheduleTime)
+	}
+	p.Started(p.Creates[1], runOf(ten, ""), true)
+	if !p.Status.LastScheduleTime.Time.Equal(ten) || len(p.Status.Active) != 1 || p.Status.ActiveCount != 1 {
+		t.Errorf("after the start: %+v", p.Status)
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionLastRunStarted); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("LastRunStarted %+v", c)
+	}
+	// The same value again: handled, whatever its length.
+	cj.Status = p.Status
+	if p := Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(2 * time.Second)}); len(p.Creates) != 0 {
+		t.Errorf("creates %+v after the value was handled", p.Creates)
+	}
+}
+
+func mustParse(t *testing.T, spec, zone string) *schedule.Schedule {
+	t.Helper()
+	resolved, err := schedule.Resolve(spec, "default/cj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schedule.Parse(resolved, &zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
