@@ -20,22 +20,33 @@ var fieldRanges = [5]struct {
 }{{"minute", 0, 59}, {"hour", 0, 23}, {"day of month", 1, 28}, {"month", 1, 12}, {"day of week", 0, 6}}
 
 // Resolve replaces every H in spec with the value hashed from seed (the
-// CronJob's namespace/name). Specs without H come back unchanged.
+// CronJob's namespace/name). Specs without an H form come back unchanged,
+// byte for byte, for the cron parser to judge.
 func Resolve(spec, seed string) (string, error) {
+	// Most schedules hold no capital H at all; they cost no allocation.
 	if !strings.Contains(spec, "H") {
 		return spec, nil
 	}
+	// cron splits fields on any whitespace and list elements on commas;
+	// an H form is recognised on those same tokens, never inside one.
 	fields := strings.Fields(spec)
+	elements := make([][]string, len(fields))
+	found := false
+	for i, field := range fields {
+		elements[i] = strings.Split(field, ",")
+		for _, element := range elements[i] {
+			found = found || isHForm(element)
+		}
+	}
+	if !found {
+		return spec, nil
+	}
 	if len(fields) != 5 {
 		return "", invalidSchedule("schedule %q: H needs the five-field form", spec)
 	}
-	for i, field := range fields {
-		if !strings.Contains(field, "H") {
-			continue
-		}
-		parts := strings.Split(field, ",")
+	for i, parts := range elements {
 		for j, part := range parts {
-			if !strings.Contains(part, "H") {
+			if !isHForm(part) {
 				continue
 			}
 			resolved, err := resolvePart(part, i, hashOf(seed, i, j))
@@ -49,19 +60,27 @@ func Resolve(spec, seed string) (string, error) {
 	return strings.Join(fields, " "), nil
 }
 
+// isHForm reports whether a list element is one of ours: an H at its start
+// followed by nothing, "(" or "/". Any other capital H is cron's to judge:
+// the day name THU (cron reads names in any case, so also tHu), a
+// descriptor such as @HOURLY, a zone in TZ=, or typos like Hx and H-5,
+// which cron then refuses with its own message. A lowercase h is never an
+// H form, as in Jenkins; no cron name starts with h, so cron refuses it.
+func isHForm(element string) bool {
+	rest, ok := strings.CutPrefix(element, "H")
+	return ok && (rest == "" || rest[0] == '(' || rest[0] == '/')
+}
+
 func hashOf(seed string, field, part int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%d\x00%d", seed, field, part)
 	return h.Sum64()
 }
 
-// resolvePart turns one H form into plain cron syntax.
+// resolvePart turns one H form (isHForm) into plain cron syntax.
 func resolvePart(part string, field int, hash uint64) (string, error) {
 	lo, hi := fieldRanges[field].min, fieldRanges[field].max
-	rest, ok := strings.CutPrefix(part, "H")
-	if !ok {
-		return "", fmt.Errorf("H must start the expression")
-	}
+	rest := part[1:] // isHForm: part starts with H
 	if strings.HasPrefix(rest, "(") {
 		end := strings.Index(rest, ")")
 		if end < 0 {
