@@ -11,7 +11,8 @@ import (
 
 var fuzzZones = []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Chatham"}
 
-// Parsing any input returns a schedule or a *schedule.Error; never a panic.
+// Parsing any input returns a schedule or a *schedule.Error with a short
+// message; never a panic.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"* * * * *", "0 9 * * 1-5", "@every 1h30m", "@hourly", "TZ=UTC * * * * *", "59 23 31 2 *",
 		"*/0 * * * *", "0-59/61 * * * *", "@every 0s", "1,2,3-9/2 */4 1 JAN-DEC SUN-SAT", "?", "@every -1s", "0 0 0 0 0"} {
@@ -23,8 +24,10 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, spec string, zone uint8) {
 		s, err := Parse(spec, ptr.To(fuzzZones[int(zone)%len(fuzzZones)]))
 		if err != nil {
-			if _, ok := AsError(err); !ok {
+			if se, ok := AsError(err); !ok {
 				t.Fatalf("Parse(%q) error %v is not a *schedule.Error", spec, err)
+			} else if len(se.Message) >= messageLimit {
+				t.Fatalf("Parse(%q): message of %d bytes", spec, len(se.Message))
 			}
 			return
 		}
@@ -47,8 +50,8 @@ func fuzzSpecs() []string {
 }
 
 // Resolve never panics, leaves a spec without an H form exactly as it is,
-// and otherwise returns a *schedule.Error or a spec with no H form left
-// whose other fields are as written.
+// and otherwise returns a *schedule.Error with a short message or a spec
+// with no H form left whose other fields are as written.
 func FuzzResolve(f *testing.F) {
 	for _, s := range fuzzSpecs() {
 		f.Add(s)
@@ -68,8 +71,10 @@ func checkResolve(t *testing.T, spec string) {
 		return
 	}
 	if err != nil {
-		if _, ok := AsError(err); !ok {
+		if se, ok := AsError(err); !ok {
 			t.Fatalf("Resolve(%q) error %v is not a *schedule.Error", spec, err)
+		} else if len(se.Message) >= messageLimit {
+			t.Fatalf("Resolve(%q): message of %d bytes", spec, len(se.Message))
 		}
 		return
 	}

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -42,7 +43,7 @@ func Resolve(spec, seed string) (string, error) {
 		return spec, nil
 	}
 	if len(fields) != 5 {
-		return "", invalidSchedule("schedule %q: H needs the five-field form", spec)
+		return "", invalidSchedule("schedule %s: H needs the five-field form", quote(spec))
 	}
 	for i, parts := range elements {
 		for j, part := range parts {
@@ -51,7 +52,7 @@ func Resolve(spec, seed string) (string, error) {
 			}
 			resolved, err := resolvePart(part, i, hashOf(seed, i, j))
 			if err != nil {
-				return "", invalidSchedule("schedule %q: %s field %q: %v", spec, fieldRanges[i].name, part, err)
+				return "", invalidSchedule("schedule %s: %s field %s: %v", quote(spec), fieldRanges[i].name, quote(part), err)
 			}
 			parts[j] = resolved
 		}
@@ -77,7 +78,8 @@ func hashOf(seed string, field, part int) uint64 {
 	return h.Sum64()
 }
 
-// resolvePart turns one H form (isHForm) into plain cron syntax.
+// resolvePart turns one H form (isHForm) into plain cron syntax. Its errors
+// quote nothing: Resolve quotes the part, bounded, around them.
 func resolvePart(part string, field int, hash uint64) (string, error) {
 	lo, hi := fieldRanges[field].min, fieldRanges[field].max
 	rest := part[1:] // isHForm: part starts with H
@@ -92,10 +94,10 @@ func resolvePart(part string, field int, hash uint64) (string, error) {
 		}
 		var err error
 		if lo, err = strconv.Atoi(a); err != nil {
-			return "", fmt.Errorf("range start: %v", err)
+			return "", errors.New("the range start is not a number")
 		}
 		if hi, err = strconv.Atoi(b); err != nil {
-			return "", fmt.Errorf("range end: %v", err)
+			return "", errors.New("the range end is not a number")
 		}
 		if lo > hi || lo < fieldRanges[field].min || hi > fieldRanges[field].max {
 			return "", fmt.Errorf("range %d-%d outside %d-%d", lo, hi, fieldRanges[field].min, fieldRanges[field].max)
@@ -107,11 +109,11 @@ func resolvePart(part string, field int, hash uint64) (string, error) {
 	}
 	stepText, ok := strings.CutPrefix(rest, "/")
 	if !ok {
-		return "", fmt.Errorf("unexpected %q after H", rest)
+		return "", errors.New("unexpected text after H(a-b)")
 	}
 	step, err := strconv.Atoi(stepText)
 	if err != nil || step < 1 || step > hi-lo+1 {
-		return "", fmt.Errorf("step %q must be a number from 1 to %d", stepText, hi-lo+1)
+		return "", fmt.Errorf("the step must be a number from 1 to %d", hi-lo+1)
 	}
 	start := lo + int(hash%uint64(step))
 	return fmt.Sprintf("%d-%d/%d", start, hi, step), nil
