@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/utils/ptr"
 )
@@ -49,9 +50,10 @@ func fuzzSpecs() []string {
 		" @hourly", "\t@weekly\n", "@every\t1h")
 }
 
-// Resolve never panics, leaves a spec without an H form exactly as it is,
-// and otherwise returns a *schedule.Error with a short message or a spec
-// with no H form left whose other fields are as written.
+// Resolve never panics, refuses a spec past MaxScheduleLength, leaves a
+// spec without an H form exactly as it is, and otherwise returns a
+// *schedule.Error with a short message or a spec with no H form left whose
+// other fields are as written.
 func FuzzResolve(f *testing.F) {
 	for _, s := range fuzzSpecs() {
 		f.Add(s)
@@ -64,6 +66,12 @@ func FuzzResolve(f *testing.F) {
 func checkResolve(t *testing.T, spec string) {
 	t.Helper()
 	got, err := Resolve(spec, "default/fuzz")
+	if utf8.RuneCountInString(spec) > MaxScheduleLength {
+		if se, ok := AsError(err); !ok || len(se.Message) >= messageLimit {
+			t.Fatalf("Resolve(%.40q…) = %.40q…, %v; want a short *schedule.Error past the length cap", spec, got, err)
+		}
+		return
+	}
 	if !hasHToken(spec) {
 		if err != nil || got != spec {
 			t.Fatalf("Resolve(%q) = %q, %v; a spec without an H form must come back unchanged", spec, got, err)

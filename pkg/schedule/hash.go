@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The Jenkins-style H: in any of the five fields, "H" stands for one value
@@ -20,10 +21,26 @@ var fieldRanges = [5]struct {
 	min, max int
 }{{"minute", 0, 59}, {"hour", 0, 23}, {"day of month", 1, 28}, {"month", 1, 12}, {"day of week", 0, 6}}
 
+// MaxScheduleLength is the most characters spec.schedule may have, as
+// the schema's MaxLength on CronJobSpec.Schedule says.
+const MaxScheduleLength = 1024
+
 // Resolve replaces every H in spec with the value hashed from seed (the
 // CronJob's namespace/name). Specs without an H form come back unchanged,
 // byte for byte, for the cron parser to judge.
+//
+// A spec longer than MaxScheduleLength is refused, H or not: the schema
+// caps spec.schedule, but an object from before the cap, or one written
+// past validation, can hold a valid schedule of a megabyte, and the
+// controller copies what Resolve returns into status.resolvedSchedule,
+// which would then double the object past what etcd stores and fail every
+// status write. Characters are counted as the API server counts them.
 func Resolve(spec, seed string) (string, error) {
+	if len(spec) > MaxScheduleLength {
+		if n := utf8.RuneCountInString(spec); n > MaxScheduleLength {
+			return "", invalidSchedule("schedule %s: spec.schedule takes at most %d characters", quote(spec), MaxScheduleLength)
+		}
+	}
 	// Most schedules hold no capital H at all; they cost no allocation.
 	if !strings.Contains(spec, "H") {
 		return spec, nil
