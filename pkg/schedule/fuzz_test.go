@@ -1,25 +1,34 @@
 package schedule
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/utils/ptr"
 )
 
 var fuzzZones = []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Chatham"}
 
-// Parsing any input returns a schedule or a *schedule.Error; never a panic.
+// Parsing any input returns a schedule or a *schedule.Error with a short
+// message; never a panic.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"* * * * *", "0 9 * * 1-5", "@every 1h30m", "@hourly", "TZ=UTC * * * * *", "59 23 31 2 *",
 		"*/0 * * * *", "0-59/61 * * * *", "@every 0s", "1,2,3-9/2 */4 1 JAN-DEC SUN-SAT", "?", "@every -1s", "0 0 0 0 0"} {
 		f.Add(s, uint8(0))
 	}
+	for _, s := range fuzzSpecs() {
+		f.Add(s, uint8(len(s)))
+	}
 	f.Fuzz(func(t *testing.T, spec string, zone uint8) {
 		s, err := Parse(spec, ptr.To(fuzzZones[int(zone)%len(fuzzZones)]))
 		if err != nil {
-			if _, ok := AsError(err); !ok {
+			if se, ok := AsError(err); !ok {
 				t.Fatalf("Parse(%q) error %v is not a *schedule.Error", spec, err)
+			} else if len(se.Message) >= messageLimit {
+				t.Fatalf("Parse(%q): message of %d bytes", spec, len(se.Message))
 			}
 			return
 		}
@@ -29,6 +38,82 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) accepted a schedule whose next run after %v is %v", spec, from, next)
 		}
 	})
+}
+
+// fuzzSpecs are the corpus of corpus_test.go and the specs the hash tests
+// name, as seeds for FuzzParse and FuzzResolve.
+func fuzzSpecs() []string {
+	specs := append(append([]string{}, standardForms...), hashForms...)
+	return append(specs, "Hx * * * *", "xH * * * *", "H-5 * * * *", "0 9 * * THU-H", "h * * * *", "h/15 * * * *",
+		"0 9 * * h", "@HOURLY", "@every 1H", "TZ=Europe/Helsinki 0 9 * * *", "CRON_TZ=Asia/Ho_Chi_Minh H * * * *",
+		"@every H", "H(1-2 * * * *", "H(1-5)) * * * *", "H/ * * * *", "H,,H * * * *", ",H * * * *", "H\u00a0* * * *",
+		" @hourly", "\t@weekly\n", "@every\t1h")
+}
+
+// Resolve never panics, refuses a spec past MaxScheduleLength, leaves a
+// spec without an H form exactly as it is, and otherwise returns a
+// *schedule.Error with a short message or a spec with no H form left whose
+// other fields are as written.
+func FuzzResolve(f *testing.F) {
+	for _, s := range fuzzSpecs() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		checkResolve(t, spec)
+	})
+}
+
+func checkResolve(t *testing.T, spec string) {
+	t.Helper()
+	got, err := Resolve(spec, "default/fuzz")
+	if utf8.RuneCountInString(spec) > MaxScheduleLength {
+		if se, ok := AsError(err); !ok || len(se.Message) >= messageLimit {
+			t.Fatalf("Resolve(%.40q…) = %.40q…, %v; want a short *schedule.Error past the length cap", spec, got, err)
+		}
+		return
+	}
+	if !hasHToken(spec) {
+		if err != nil || got != spec {
+			t.Fatalf("Resolve(%q) = %q, %v; a spec without an H form must come back unchanged", spec, got, err)
+		}
+		return
+	}
+	if err != nil {
+		if se, ok := AsError(err); !ok {
+			t.Fatalf("Resolve(%q) error %v is not a *schedule.Error", spec, err)
+		} else if len(se.Message) >= messageLimit {
+			t.Fatalf("Resolve(%q): message of %d bytes", spec, len(se.Message))
+		}
+		return
+	}
+	if hasHToken(got) {
+		t.Fatalf("Resolve(%q) = %q still holds an H form", spec, got)
+	}
+	in, out := strings.Fields(spec), strings.Fields(got)
+	if len(in) != len(out) {
+		t.Fatalf("Resolve(%q) = %q: %d fields became %d", spec, got, len(in), len(out))
+	}
+	for i := range in {
+		if !hasHToken(in[i]) && in[i] != out[i] {
+			t.Fatalf("Resolve(%q) = %q: field %q became %q", spec, got, in[i], out[i])
+		}
+	}
+}
+
+// The fuzz property on every run of go test, not only under -fuzz: many
+// random specs built from cron's own pieces (names in mixed case, H and h,
+// brackets, separators of every kind).
+func TestResolveProperty(t *testing.T) {
+	pieces := []string{"H", "h", "T", "U", "THU", "thu", "tHu", "MON", "jan", "@", "@hourly", "@every ", "1h", "TZ=", "x",
+		"0", "5", "59", "*", "?", "-", "/", ",", "(", ")", " ", "  ", "\t", "\n", "\u00a0", "\u2003"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50_000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(16) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		checkResolve(t, b.String())
+	}
 }
 
 // MostRecent keeps its invariants, and agrees with a walk over every

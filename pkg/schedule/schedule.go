@@ -7,9 +7,12 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
 )
@@ -33,7 +36,77 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 func invalidSchedule(format string, args ...any) *Error {
-	return &Error{Reason: ReasonInvalidSchedule, Message: fmt.Sprintf(format, args...)}
+	return &Error{Reason: ReasonInvalidSchedule, Message: cut(fmt.Sprintf(format, args...), maxMessage)}
+}
+
+func unknownTimeZone(format string, args ...any) *Error {
+	return &Error{Reason: ReasonUnknownTimeZone, Message: cut(fmt.Sprintf(format, args...), maxMessage)}
+}
+
+// The controller copies an Error's message into the ScheduleValid
+// condition (whose message the API server caps at 32768 bytes) and into
+// Events. The schema caps spec.schedule at 1024 characters, but an object
+// from before the cap, or one written past validation, can hold a schedule
+// or zone of any length; quoted whole, it would make every status write of
+// that CronJob fail. So a message quotes a bounded prefix of the input.
+const (
+	// maxQuoted bounds the quoted form of the user's text, in bytes
+	// between the quotes; escapes count in full.
+	maxQuoted = 128
+	// maxDetail bounds the text of an error from cron or time, which often
+	// repeats the input unquoted (cron's "found 3: [a b c]").
+	maxDetail = 160
+	// maxMessage is the last resort, never reached by the messages here
+	// (quote and detail keep each well below it), for one written later.
+	maxMessage = 480
+)
+
+// quote is %q of s when that is at most maxQuoted bytes between the quotes,
+// and otherwise the longest such quoted prefix, then "…" and the length of
+// s in characters, as the schema counts them: "xxxx"… (20000 characters).
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		// Quoting one rune, or one invalid byte, alone gives the very
+		// text strconv.Quote gives it inside s.
+		q := strconv.Quote(s[i : i+size])
+		q = q[1 : len(q)-1]
+		if b.Len()-1+len(q) > maxQuoted {
+			fmt.Fprintf(&b, `"… (%d characters)`, utf8.RuneCountInString(s))
+			return b.String()
+		}
+		b.WriteString(q)
+		i += size
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// detail is the text of err from cron or time, bounded. Those packages echo
+// the input's bytes as they are, so anything unprintable or invalid UTF-8
+// becomes U+FFFD: a message must be text an Event can carry.
+func detail(err error) string {
+	text := strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, err.Error())
+	return cut(text, maxDetail)
+}
+
+// cut shortens s to at most n bytes, ending with "…", at a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := n - len("…")
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "…"
 }
 
 // Schedule is a parsed cron schedule bound to the time zone it is read in.
@@ -51,28 +124,28 @@ func Parse(spec string, timeZone *string) (*Schedule, error) {
 	}
 	trimmed := strings.TrimSpace(spec)
 	if strings.Contains(trimmed, "TZ=") {
-		return nil, invalidSchedule("schedule %q sets a time zone inside the schedule; use spec.timeZone instead", spec)
+		return nil, invalidSchedule("schedule %s sets a time zone inside the schedule; use spec.timeZone instead", quote(spec))
 	}
 	if rest, ok := strings.CutPrefix(trimmed, "@every "); ok {
 		// cron rounds sub-second intervals up to a second without a word;
 		// refusing them says plainly what will happen.
 		d, err := time.ParseDuration(strings.TrimSpace(rest))
 		if err != nil {
-			return nil, invalidSchedule("schedule %q: %v", spec, err)
+			return nil, invalidSchedule("schedule %s: %s", quote(spec), detail(err))
 		}
 		if d < time.Second {
-			return nil, invalidSchedule("schedule %q: @every needs an interval of at least 1s", spec)
+			return nil, invalidSchedule("schedule %s: @every needs an interval of at least 1s", quote(spec))
 		}
 	}
 	sched, err := parseStandard(trimmed)
 	if err != nil {
-		return nil, invalidSchedule("schedule %q: %v", spec, err)
+		return nil, invalidSchedule("schedule %s: %s", quote(spec), detail(err))
 	}
 	s := &Schedule{cron: sched, loc: loc}
 	// Every cron pattern that fires at all fires within four years (29
 	// February is the rarest day), and Next looks five years ahead.
 	if s.Next(time.Unix(0, 0)).IsZero() {
-		return nil, invalidSchedule("schedule %q never fires", spec)
+		return nil, invalidSchedule("schedule %s never fires", quote(spec))
 	}
 	return s, nil
 }
@@ -112,7 +185,7 @@ func loadLocation(name *string) (*time.Location, error) {
 	}
 	zone := *name
 	if zone == "" || zone == "Local" {
-		return nil, &Error{Reason: ReasonUnknownTimeZone, Message: fmt.Sprintf("time zone %q is not an IANA time zone name; leave spec.timeZone unset for the controller's local time", zone)}
+		return nil, unknownTimeZone("time zone %s is not an IANA time zone name; leave spec.timeZone unset for the controller's local time", quote(zone))
 	}
 	zonesMu.RLock()
 	loc, ok := zones[zone]
@@ -122,7 +195,7 @@ func loadLocation(name *string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return nil, &Error{Reason: ReasonUnknownTimeZone, Message: fmt.Sprintf("unknown time zone %q: %v", zone, err)}
+		return nil, unknownTimeZone("unknown time zone %s: %s", quote(zone), detail(err))
 	}
 	zonesMu.Lock()
 	zones[zone] = loc

@@ -72,6 +72,7 @@ type CronJobSpec struct {
 	// Schedule in cron format: five fields, a descriptor such as @hourly, or
 	// @every <duration>. Time zones go in timeZone, not in the schedule.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	Schedule string `json:"schedule"`
 
 	// TimeZone is the IANA name of the zone the schedule is read in. When
