@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -76,10 +75,10 @@ type Controller struct {
 	writtenCronJobs *ownwrites.Store[*slim.CronJob]
 	// deletedJobs are the Jobs this process deleted that the cache may
 	// still show.
-	deletedJobs *recentDeletes
+	deletedJobs *ownwrites.Deletes
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
-	deferred *deferredStatuses
+	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
 
 	// queue holds the CronJobs to sync; a CronJob waits in it (AddAfter)
 	// until its next scheduled time, so nothing polls.
@@ -129,8 +128,8 @@ func NewController(
 			return ""
 		}),
 		writtenCronJobs: ownwrites.New[*slim.CronJob](clk, ownWritesTTL, nil),
-		deletedJobs:     newRecentDeletes(clk),
-		deferred:        newDeferredStatuses(),
+		deletedJobs:     ownwrites.NewDeletes(clk, ownWritesTTL),
+		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
@@ -391,7 +390,7 @@ func (c *Controller) deleteJob(obj any) {
 		return
 	}
 	c.createdJobs.Forget(cache.MetaObjectToName(j))
-	c.deletedJobs.forget(j.UID)
+	c.deletedJobs.Forget(j.UID)
 	c.enqueueOwner(j)
 }
 
@@ -469,7 +468,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	v, err := c.view(ctx, key)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
-		c.deferred.take(key, "")
+		c.deferred.Take(key, "")
 		return 0, nil
 	}
 	if err != nil {
@@ -486,7 +485,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 	if started && c.queue.Len() > 0 && !c.queue.ShuttingDown() {
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
-		c.deferred.put(key, cj.UID, &cj.Status)
+		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		c.queue.Add(key)
 		return plan.RequeueAfter, applyErr
 	}
@@ -496,7 +495,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		}
 		// Keep what was decided (Jobs started, misses counted): the retry
 		// starts from it rather than deciding it again.
-		c.deferred.put(key, cj.UID, &cj.Status)
+		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		return 0, errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
 	return plan.RequeueAfter, applyErr
@@ -524,7 +523,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		return nil, err
 	}
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
-	if status, ok := c.deferred.take(key, cj.UID); ok {
+	if status, ok := c.deferred.Take(key, cj.UID); ok {
 		cj.Status = *status
 	}
 	jobs, err := c.jobsOwnedBy(cj)
@@ -563,12 +562,12 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 	}
 	jobs := make([]planner.Job, 0, len(objs))
 	for _, o := range objs {
-		if j, ok := o.(*slim.Job); ok && !c.deletedJobs.has(j.UID) {
+		if j, ok := o.(*slim.Job); ok && !c.deletedJobs.Has(j.UID) {
 			jobs = append(jobs, j)
 		}
 	}
 	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
-		if !c.deletedJobs.has(j.UID) && !slices.ContainsFunc(jobs, func(cached planner.Job) bool { return cached.GetUID() == j.UID }) {
+		if !c.deletedJobs.Has(j.UID) && !slices.ContainsFunc(jobs, func(cached planner.Job) bool { return cached.GetUID() == j.UID }) {
 			jobs = append(jobs, j)
 		}
 	}
@@ -698,7 +697,7 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 // it from syncs until the cache drops it too.
 func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 	c.createdJobs.Forget(cache.ObjectName{Namespace: namespace, Name: d.Name})
-	c.deletedJobs.add(d.UID)
+	c.deletedJobs.Deleted(d.UID)
 }
 
 // report emits the plan's Events and counts its missed runs.
@@ -728,12 +727,12 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob) error 
 func (c *Controller) flushDeferred(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	for key, d := range c.deferred.drain() {
+	for key, d := range c.deferred.Drain() {
 		cj, err := c.cachedCronJob(key)
-		if err != nil || cj.UID != d.uid {
+		if err != nil || cj.UID != d.UID {
 			continue
 		}
-		cj.Status = *d.status
+		cj.Status = *d.Value
 		if err := c.writeStatus(ctx, cj); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
 		}
@@ -758,86 +757,4 @@ func retryable(err error) bool {
 	}
 	var nr noRetry
 	return !errors.As(err, &nr)
-}
-
-// recentDeletes holds the UIDs of Jobs this process deleted, until the
-// cache drops them or a TTL passes, so a sync on a lagging cache neither
-// adopts a Job it has just deleted nor counts it as active.
-type recentDeletes struct {
-	clock clock.PassiveClock
-	mu    sync.Mutex
-	uids  map[types.UID]time.Time
-}
-
-func newRecentDeletes(clk clock.PassiveClock) *recentDeletes {
-	return &recentDeletes{clock: clk, uids: map[types.UID]time.Time{}}
-}
-
-func (r *recentDeletes) add(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.clock.Now()
-	if len(r.uids) >= 1024 {
-		maps.DeleteFunc(r.uids, func(_ types.UID, expires time.Time) bool { return !expires.After(now) })
-	}
-	r.uids[uid] = now.Add(ownWritesTTL)
-}
-
-func (r *recentDeletes) has(uid types.UID) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	expires, ok := r.uids[uid]
-	return ok && r.clock.Now().Before(expires)
-}
-
-func (r *recentDeletes) forget(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.uids, uid)
-}
-
-// deferredStatuses holds, per CronJob, a status a sync decided but did not
-// write yet, with the UID of the CronJob it belongs to.
-type deferredStatuses struct {
-	mu      sync.Mutex
-	entries map[cache.ObjectName]deferredStatus
-}
-
-type deferredStatus struct {
-	uid    types.UID
-	status *cronv1.CronJobStatus
-}
-
-func newDeferredStatuses() *deferredStatuses {
-	return &deferredStatuses{entries: map[cache.ObjectName]deferredStatus{}}
-}
-
-// put keeps status for the CronJob key with this UID.
-func (d *deferredStatuses) put(key cache.ObjectName, uid types.UID, status *cronv1.CronJobStatus) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.entries[key] = deferredStatus{uid: uid, status: status.DeepCopy()}
-}
-
-// take removes and returns the status kept for key if it belongs to the
-// CronJob with this UID; one kept for an earlier CronJob of the same name
-// is dropped.
-func (d *deferredStatuses) take(key cache.ObjectName, uid types.UID) (*cronv1.CronJobStatus, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e, ok := d.entries[key]
-	delete(d.entries, key)
-	if !ok || e.uid != uid {
-		return nil, false
-	}
-	return e.status, true
-}
-
-// drain removes and returns everything kept.
-func (d *deferredStatuses) drain() map[cache.ObjectName]deferredStatus {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := d.entries
-	d.entries = map[cache.ObjectName]deferredStatus{}
-	return out
 }
