@@ -212,9 +212,7 @@ func Decide(in Input) *Plan {
 // controls, and records the newest run started and the newest success.
 func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 	st := &p.Status
-	listed := make(map[types.UID]bool, len(jobs))
 	for _, j := range jobs {
-		listed[j.GetUID()] = true
 		i := activeIndex(st.Active, j.GetUID())
 		finished := j.Finished()
 		switch {
@@ -239,7 +237,8 @@ func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 		}
 	}
 	st.Active = slices.DeleteFunc(st.Active, func(ref corev1.ObjectReference) bool {
-		if listed[ref.UID] || !gone[ref.UID] {
+		// gone names only refs the controller could not find among jobs.
+		if !gone[ref.UID] || slices.ContainsFunc(jobs, func(j Job) bool { return j.GetUID() == ref.UID }) {
 			return false
 		}
 		p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
