@@ -386,7 +386,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
 		return
 	}
 
-	c := newCandidates(sched, p.previous(), base, due)
+	c := newCandidates(sched, p.previous(base), base, due)
 	deadline := StartingDeadline(p.cj)
 	late := func(t time.Time) bool { return tooLate(deadline, t, now) }
 	var runs []time.Time
@@ -482,9 +482,18 @@ func (p *Plan) settledUntil() time.Time {
 }
 
 // previous parses the earlier schedules still in force; one that no longer
-// parses (a zone gone from the zone database) names no time.
-func (p *Plan) previous() []previousSchedule {
-	out := make([]previousSchedule, 0, len(p.Status.PreviousSchedules))
+// parses (a zone gone from the zone database) names no time. A status
+// written before previousSchedules existed has only scheduleChangeTime,
+// under which no earlier time was a run: it stands for a schedule that
+// names no time. (Otherwise the change time is never after base without a
+// record: the newest record ends at the change time, and goes only once
+// base passes it.)
+func (p *Plan) previous(base time.Time) []previousSchedule {
+	st := &p.Status
+	if changed := st.ScheduleChangeTime; len(st.PreviousSchedules) == 0 && changed != nil && changed.After(base) {
+		return []previousSchedule{{until: changed.Time}}
+	}
+	out := make([]previousSchedule, 0, len(st.PreviousSchedules))
 	for _, e := range p.Status.PreviousSchedules {
 		prev := previousSchedule{until: e.Until.Time}
 		if e.Schedule != "" {

@@ -200,6 +200,11 @@ func TestDecide(t *testing.T) {
 			cronJob: cronJob(sched("0 */2 * * *"), last(at(-4*time.Hour)), seen("0 */2 * * *", "UTC"),
 				history("0 * * * *", "UTC", at(-90*time.Minute)), history("0 8-23 * * *", "UTC", at(5*time.Minute))),
 			now: at(6 * time.Minute), wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1}, wantRequeue: 2*time.Hour - 6*time.Minute, wantLast: at(-4 * time.Hour)},
+		{name: "a status from before previousSchedules: its change time still bars earlier times",
+			cronJob: cronJob(sched("*/5 * * * *"), last(at(-time.Hour)), seen("*/5 * * * *", "UTC"), func(cj *cronv1.CronJob) {
+				cj.Status.ScheduleChangeTime = &metav1.Time{Time: at(-30 * time.Minute)}
+			}),
+			now: at(-28 * time.Minute), wantRequeue: 3 * time.Minute, wantLast: at(-time.Hour)},
 		{name: "@every to the same @every: owed", cronJob: cronJob(sched("@every 30m"), last(at(-30*time.Minute)), seen("@every 30m", "UTC"), history("@every 30m", "Europe/Berlin", at(time.Minute))),
 			now: at(2 * time.Minute), wantCreates: hours(10), wantRequeue: 28 * time.Minute, wantLast: at(-30 * time.Minute)},
 		{name: "cron to @every, both name 10:00: owed", cronJob: cronJob(sched("@every 30m"), last(at(-30*time.Minute)), seen("@every 30m", "UTC"), history("*/30 * * * *", "UTC", at(time.Minute))),
@@ -346,7 +351,7 @@ func TestCandidatesAgreeWithBruteForce(t *testing.T) {
 				cj.Status.PreviousSchedules = append(cj.Status.PreviousSchedules, cronv1.PreviousSchedule{Schedule: ps, TimeZone: pz, Until: metav1.NewTime(until)})
 			}
 			p := &Plan{Status: cj.Status, cj: cj, now: now}
-			prevs = p.previous()
+			prevs = p.previous(base)
 			cur := mustParse(t, curSpec, curZone)
 			for _, pr := range prevs {
 				if pr.sched == nil {
