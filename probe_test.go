@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -262,7 +263,7 @@ func TestProbeRestartMidCatchUp(t *testing.T) {
 	}
 	log.add(f)
 	for _, h := range []time.Duration{-3, -2, -1, 0} {
-		if n := log[jobName(at(h * time.Hour))]; n != 1 && !(h == -1 && n == 2) {
+		if n := log[jobName(at(h*time.Hour))]; n != 1 && !(h == -1 && n == 2) {
 			t.Errorf("%s: %d creates", jobName(at(h*time.Hour)), n)
 		}
 	}
@@ -323,3 +324,50 @@ func TestProbeReplaceDeferredThenRestart(t *testing.T) {
 		t.Errorf("creates %v, status %+v", log, got.Status)
 	}
 }
+
+// The informers stall (a hung watch, which client-go only notices at its
+// 5-10 minute watch timeout). The controller's own writes stand in for the
+// cache for ownWritesTTL (1 minute) only; after that it decides from a cache
+// older than its own status write. Under catchUpPolicy All, a run whose Job
+// has since gone (ttlSecondsAfterFinished) is started again.
+func TestProbeStaleCacheAfterOwnWritesExpire(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(withSchedule("*/10 * * * *"), lastScheduled(at(-10*time.Minute)), catchUp(cronv1.CatchUpAll, nil), func(cj *cronv1.CronJob) {
+		cj.ResourceVersion = "1"
+		cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+	})
+	c, _, _ := f.newController(ctx)
+	rv := 1
+	f.client.PrependReactor("update", "cronjobs", func(a core.Action) (bool, runtime.Object, error) {
+		rv++
+		a.(core.UpdateAction).GetObject().(metav1.Object).SetResourceVersion(itoa(rv))
+		return false, nil, nil
+	})
+	key := cache.MetaObjectToName(f.cronJob)
+	log := createLog{}
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	log.add(f)
+	if w := f.writtenStatus(); w == nil || !w.Status.LastScheduleTime.Time.Equal(topOfHour) {
+		t.Fatalf("first sync wrote %+v", w)
+	}
+	// The 10:00 Job finishes and the TTL controller deletes it; the caches
+	// (never fed in this test) still show the CronJob as it was at 09:59.
+	f.clock.Step(30 * time.Second)
+	finishJob(t, ctx, f, nil, jobName(topOfHour))
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, jobName(topOfHour), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The 10:10 wake-up, informers still behind.
+	f.clock.SetTime(at(10*time.Minute + time.Second))
+	f.kubeclient.ClearActions()
+	c.syncHandler(ctx, key) //nolint:errcheck // a conflict would be fine here; a second 10:00 Job is not
+	log.add(f)
+	if log[jobName(topOfHour)] > 1 {
+		t.Errorf("the 10:00 run started twice (creates %v): the sync trusted a cache older than its own status write", log)
+	}
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

@@ -442,3 +442,40 @@ func TestProbeWorstCaseSyncIsBounded(t *testing.T) {
 		t.Logf("one Decide took %v (%d creates)", d, len(p.Creates))
 	}
 }
+
+// A daily "45 1 * * *" in Australia/Lord_Howe, synced on time at every
+// wake-up the plan asks for, across the spring change of 2026-10-04 (02:00
+// +10:30 -> 02:30 +11): one run per local day.
+func TestProbeLordHoweSpringRunsTwice(t *testing.T) {
+	loc, err := time.LoadLocation("Australia/Lord_Howe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"45 1 * * *", "30 1 * * *"} {
+		t.Run(spec, func(t *testing.T) {
+			start := time.Date(2026, 10, 2, 12, 0, 0, 0, loc)
+			cj := cronJob(sched(spec), zone("Australia/Lord_Howe"), func(cj *cronv1.CronJob) { cj.CreationTimestamp = metav1.NewTime(start) })
+			now := start
+			var jobs []*fakeJob
+			perDay := map[string][]string{}
+			for range 10 {
+				p := Decide(Input{CronJob: cj, Jobs: asJobs(jobs), Now: now})
+				for _, j := range startAll(p) {
+					jobs = append(jobs, j)
+					day := j.scheduled.In(loc).Format("2006-01-02")
+					perDay[day] = append(perDay[day], j.scheduled.In(loc).Format("15:04 -0700"))
+				}
+				cj.Status = p.Status
+				if p.RequeueAfter <= 0 {
+					t.Fatal("no wake-up")
+				}
+				now = now.Add(p.RequeueAfter)
+			}
+			for day, runs := range perDay {
+				if len(runs) != 1 {
+					t.Errorf("%s: %d runs on %s: %v", spec, len(runs), day, runs)
+				}
+			}
+		})
+	}
+}
