@@ -371,3 +371,35 @@ func TestProbeStaleCacheAfterOwnWritesExpire(t *testing.T) {
 }
 
 func itoa(i int) string { return fmt.Sprint(i) }
+
+// Forbid, status deferred behind the queue, caches behind: the next sync
+// still sees its own Job active and holds 11:00 back; after a restart the
+// Job is adopted and holds it back too. Nothing twice.
+func TestProbeForbidDeferredCacheLag(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), policy(cronv1.ForbidConcurrent))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	log := createLog{}
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	log.add(f)
+	f.kubeclient.ClearActions()
+	f.clock.SetTime(at(time.Hour + time.Second))
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	log.add(f)
+	c2, _, _ := restart(t, ctx, f)
+	f.clock.Step(time.Second)
+	if _, err := c2.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	log.add(f)
+	if len(log) != 1 || log[jobName(topOfHour)] != 1 {
+		t.Errorf("creates %v, want only the 10:00 run (11:00 held back by Forbid)", log)
+	}
+}

@@ -189,7 +189,11 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 			}
 		}
 		cj.Status = p.Status
-		seen = append(seen, simSeen{at: now, sched: cur, desc: cj.Spec.Schedule + " in " + *cj.Spec.TimeZone})
+		desc := cj.Spec.Schedule + " in " + *cj.Spec.TimeZone
+		if cur == nil {
+			desc = "" // as the controller records an unusable schedule
+		}
+		seen = append(seen, simSeen{at: now, sched: cur, desc: desc})
 		b1 := (&Plan{Status: cj.Status, cj: cj}).settledUntil()
 		logf("step %d %s: sync creates %v newly %v missed %+v last %v base %s->%s requeue %v",
 			step, now.Format(time.RFC3339), createdTimes(p), fmtTimes(newly), cj.Status.MissedRuns, cj.Status.LastScheduleTime, b0.Format(time.RFC3339), b1.Format(time.RFC3339), p.RequeueAfter)
@@ -265,19 +269,24 @@ var simStats struct {
 
 func mustEvery(s *schedule.Schedule) time.Duration { d, _ := s.Every(); return d }
 
-// isRun: every schedule in force from t until now names t. The one in force
-// at t is the one the last sync before t saw; each sync at or after t saw one
-// in force then.
+// isRun: every schedule in force at t or later names t. The schedule seen
+// by a sync stays in force until the first later sync that saw another one
+// (by sync order, so a clock that steps back is handled as the controller
+// records it); the last one seen is in force now.
 func isRun(t time.Time, seen []simSeen, base time.Time) bool {
-	i := len(seen) - 1
-	for i >= 0 && !seen[i].at.Before(t) {
+	for i := 0; i < len(seen); i++ {
+		j := i + 1
+		for j < len(seen) && seen[j].desc == seen[i].desc {
+			j++
+		}
+		if j < len(seen) && seen[j].at.Before(t) {
+			i = j - 1
+			continue // replaced before t
+		}
 		if !simNames(seen[i].sched, t, base) {
 			return false
 		}
-		i--
-	}
-	if i >= 0 && !simNames(seen[i].sched, t, base) {
-		return false
+		i = j - 1
 	}
 	return true
 }
@@ -375,6 +384,19 @@ func TestProbeSimDST(t *testing.T) {
 	}
 	for seed := int64(1); seed <= 400; seed++ {
 		if msg, trace := runSim(seed, 400, o); msg != "" {
+			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
+			return
+		}
+	}
+}
+
+// A clock that also steps back (NTP corrections, a VM restored).
+func TestProbeSimClockBack(t *testing.T) {
+	o := simBase
+	o.steps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 20 * time.Minute, time.Hour, -30 * time.Second, -10 * time.Minute, -time.Hour}
+	o.specs = append(slices.Clone(o.specs), "@every 30m", "@every 50m")
+	for seed := int64(1); seed <= 200; seed++ {
+		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
 		}

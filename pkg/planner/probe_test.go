@@ -479,3 +479,25 @@ func TestProbeLordHoweSpringRunsTwice(t *testing.T) {
 		})
 	}
 }
+
+// A new run-now value while the previous value's Job still runs: one more
+// Job, whatever the policy; the same value again: none.
+func TestProbeRunNowChangedWhileActive(t *testing.T) {
+	for _, pol := range []cronv1.ConcurrencyPolicy{cronv1.AllowConcurrent, cronv1.ForbidConcurrent, cronv1.ReplaceConcurrent} {
+		a := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "A"), Namespace: "default", UID: "uid-a"}, manual: true}
+		cj := cronJob(last(at(-time.Hour)), concurrency(pol), active(a), func(cj *cronv1.CronJob) {
+			cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "B"}
+			cj.Status.LastRunNow = "A"
+		})
+		p := Decide(Input{CronJob: cj, Jobs: []Job{a}, Now: at(-30 * time.Minute)})
+		if len(p.Creates) != 1 || !p.Creates[0].Manual || len(p.Deletes) != 0 {
+			t.Errorf("%s: creates %+v deletes %+v", pol, p.Creates, p.Deletes)
+		}
+		startAll(p)
+		cj.Status = p.Status
+		b := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "B"), Namespace: "default", UID: "uid-" + types.UID(job.ManualName("cj", "B"))}, manual: true}
+		if p := Decide(Input{CronJob: cj, Jobs: []Job{a, b}, Now: at(-29 * time.Minute)}); len(p.Creates) != 0 {
+			t.Errorf("%s: B again: creates %+v", pol, p.Creates)
+		}
+	}
+}
