@@ -1172,11 +1172,11 @@ func TestRunNow(t *testing.T) {
 	f.jobs = []*batchv1.Job{running9}
 	c, _, cronFactory := f.newController(ctx)
 	cj := syncs(t, ctx, f, c, cronFactory)
-	manual := job.ManualName("cj", "1777000000")
+	manual := job.ManualName("cj", "", "1777000000")
 	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual}) {
 		t.Fatalf("writes %q, want the manual Job", writes)
 	}
-	if len(manual) > len("cj")+10 || strings.Trim(strings.TrimPrefix(manual, "cj-"), "0123456789") == "" {
+	if len(manual) > len("cj")+11 || strings.Trim(strings.TrimPrefix(manual, "cj-"), "0123456789") == "" {
 		t.Errorf("manual name %q could collide with a scheduled one", manual)
 	}
 	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, manual, metav1.GetOptions{})

@@ -36,18 +36,25 @@ func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
 	return fromTemplate(cj, Name(cj.Name, t), cronv1.ScheduledAtAnnotation, t.In(loc).Format(time.RFC3339))
 }
 
-// ManualName is the name of the Job started for a run-now value: "-m" and
-// a hash of the value, so it never collides with a scheduled run's name
-// (digits only) and fits 63 characters after a 52-character CronJob name.
-func ManualName(cronJobName, value string) string {
-	h := fnv.New32a()
+// ManualName is the name of the Job started for the run-now value that
+// follows the value handled before it (after; "" for none): "-m" and nine
+// base-36 digits of a 64-bit hash of both. Each change of the value gets a
+// name of its own, also back to a value used before, and the name never
+// collides with a scheduled run's (digits only) and fits 63 characters
+// after a 52-character CronJob name.
+func ManualName(cronJobName, after, value string) string {
+	h := fnv.New64a()
+	h.Write([]byte(after))
+	h.Write([]byte{0})
 	h.Write([]byte(value))
-	return fmt.Sprintf("%s-m%08x", cronJobName, h.Sum32())
+	digits := strconv.FormatUint(h.Sum64(), 36)
+	return fmt.Sprintf("%s-m%09s", cronJobName, digits[max(0, len(digits)-9):])
 }
 
-// NewManual builds the Job started by hand for a run-now value.
-func NewManual(cj *cronv1.CronJob, value string) *batchv1.Job {
-	return fromTemplate(cj, ManualName(cj.Name, value), cronv1.InstantiateAnnotation, Manual)
+// NewManual builds the Job started by hand for a run-now value following
+// the handled value after.
+func NewManual(cj *cronv1.CronJob, after, value string) *batchv1.Job {
+	return fromTemplate(cj, ManualName(cj.Name, after, value), cronv1.InstantiateAnnotation, Manual)
 }
 
 // fromTemplate builds a Job of cj from its template, with one extra
@@ -142,11 +149,16 @@ func ToPrune[J Run](finished []J, successfulLimit, failedLimit *int32) []J {
 }
 
 func oldestBeyond[J Run](jobs []J, limit *int32) []J {
-	if limit == nil || len(jobs) <= int(*limit) {
+	if limit == nil {
+		return nil
+	}
+	// The schema refuses a negative limit; one that got past it keeps none.
+	keep := max(0, int(*limit))
+	if len(jobs) <= keep {
 		return nil
 	}
 	sort.SliceStable(jobs, func(a, b int) bool { return startedBefore(jobs[a], jobs[b]) })
-	return jobs[:len(jobs)-int(*limit)]
+	return jobs[:len(jobs)-keep]
 }
 
 func startedBefore[J Run](a, b J) bool {

@@ -195,7 +195,7 @@ func Decide(in Input) *Plan {
 	if cj.DeletionTimestamp != nil {
 		return p
 	}
-	manual := p.planRunNow(in.Jobs)
+	p.planRunNow(in.Jobs)
 	sched := p.observeSchedule()
 	if sched == nil {
 		return p
@@ -204,7 +204,7 @@ func Decide(in Input) *Plan {
 		p.Status.NextScheduleTime = nil
 		return p
 	}
-	p.planRuns(sched, in.Jobs, manual)
+	p.planRuns(sched, in.Jobs)
 	return p
 }
 
@@ -227,8 +227,10 @@ func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 			}
 		}
 		// Any run the CronJob controls was started, finished or not: a
-		// status write lost to a crash must not make it due again.
-		if at, ok := j.ScheduledAt(); ok && !j.Manual() && (st.LastScheduleTime == nil || at.After(st.LastScheduleTime.Time)) {
+		// status write lost to a crash must not make it due again. A time
+		// still to come (a Job made by hand, a clock that was ahead) is no
+		// run of ours yet, and must not silence the runs before it.
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.After(p.now) && (st.LastScheduleTime == nil || at.After(st.LastScheduleTime.Time)) {
 			st.LastScheduleTime = &metav1.Time{Time: at}
 		}
 		if done := j.CompletionTime(); finished == batchv1.JobComplete && done != nil &&
@@ -260,21 +262,24 @@ func (p *Plan) pruneHistory(jobs []Job) {
 	}
 }
 
-// planRunNow plans the Job of a run-now value not handled yet, and reports
-// whether one is planned.
-func (p *Plan) planRunNow(jobs []Job) bool {
+// planRunNow plans the Job of a run-now value not handled yet.
+func (p *Plan) planRunNow(jobs []Job) {
+	st := &p.Status
+	if len(st.LastRunNow) > 128 {
+		// Written raw by an earlier version; the schema now caps it.
+		st.LastRunNow = RunNowKey(st.LastRunNow)
+	}
 	value := p.cj.Annotations[cronv1.RunNowAnnotation]
-	if value == "" || RunNowKey(value) == p.Status.LastRunNow {
-		return false
+	if value == "" || RunNowKey(value) == st.LastRunNow {
+		return
 	}
-	name := job.ManualName(p.cj.Name, value)
-	if i := slices.IndexFunc(jobs, func(j Job) bool { return j.GetName() == name }); i >= 0 {
+	c := Create{Job: job.NewManual(p.cj, st.LastRunNow, value), Manual: true, Value: value}
+	if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == c.Job.Name }) {
 		// Started before its status was written.
-		p.Status.LastRunNow = RunNowKey(value)
-		return false
+		st.LastRunNow = RunNowKey(value)
+		return
 	}
-	p.Creates = append(p.Creates, Create{Job: job.NewManual(p.cj, value), Manual: true, Value: value})
-	return true
+	p.Creates = append(p.Creates, c)
 }
 
 // RunNowKey is what status.lastRunNow keeps of a run-now value: the value,
@@ -365,8 +370,8 @@ func (p *Plan) scheduleInvalid(err error) {
 }
 
 // planRuns decides which scheduled runs start now, and counts the ones that
-// no longer can. manual says a run-now Job is planned in this sync.
-func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
+// no longer can.
+func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	st, spec, now := &p.Status, p.cj.Spec, p.now
 	base := p.settledUntil()
 	st.PreviousSchedules = slices.DeleteFunc(st.PreviousSchedules, func(e cronv1.PreviousSchedule) bool {
@@ -391,7 +396,8 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
 	late := func(t time.Time) bool { return tooLate(deadline, t, now) }
 	var runs []time.Time
 	var older olderRuns
-	if spec.CatchUpPolicy == cronv1.CatchUpAll {
+	// Replace never lets two runs overlap, so it catches up with the latest.
+	if spec.CatchUpPolicy == cronv1.CatchUpAll && spec.ConcurrencyPolicy != cronv1.ReplaceConcurrent {
 		limit := int(ptr.Deref(spec.CatchUpLimit, defaultCatchUpLimit))
 		runs = c.newest(limit, func(t time.Time) bool { return !late(t) })
 		slices.Reverse(runs)
@@ -401,7 +407,9 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
 		runs = c.newest(1, nil)
 		older = c.older(nil)
 	}
-	blocked := spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && (len(st.Active) > 0 || manual)
+	// A run-now planned in this sync holds back nothing yet: it may fail,
+	// and it ignores the policy itself.
+	blocked := spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(st.Active) > 0
 
 	// The runs behind the ones considered can no longer start.
 	if older.beyondDeadline > 0 {
@@ -450,6 +458,10 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
 		if p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, cronv1.MissedConcurrencyForbidden, msg) {
 			p.event(corev1.EventTypeNormal, ReasonJobAlreadyActive, "%s", msg)
 		}
+		if deadline != nil {
+			// Wake when the run can no longer start, to count it then.
+			p.requeueBy(runs[0].Add(*deadline).Add(time.Second))
+		}
 		return
 	}
 	switch spec.ConcurrencyPolicy {
@@ -462,6 +474,13 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job, manual bool) {
 	}
 	for _, t := range runs {
 		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t})
+	}
+}
+
+// requeueBy brings the next wake-up forward to t, if it is sooner.
+func (p *Plan) requeueBy(t time.Time) {
+	if d := t.Sub(p.now); d > 0 && (p.RequeueAfter == 0 || d < p.RequeueAfter) {
+		p.RequeueAfter = d
 	}
 }
 
