@@ -530,7 +530,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if err != nil {
 		return nil, err
 	}
-	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now()}
+	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue

@@ -40,7 +40,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 		return out
 	}
 
-	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected}
+	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged}
 	slices.Sort(missed)
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
 		t.Errorf("README's missed-run reasons %q, the code's %q", got, missed)

@@ -13,10 +13,11 @@ type previousSchedule struct {
 	until time.Time
 }
 
-// maxWalk bounds the scheduled times one sync looks at while walking back
-// from the most recent, so a long outage or an edit whose two schedules
-// rarely agree cannot make a sync slow. Past it, older times are not found:
-// they neither start nor count as missed.
+// maxWalk bounds the leaps one walk makes back from the most recent time,
+// so a long outage or an edit whose schedules rarely agree cannot make a
+// sync slow. A leap passes over every time an earlier schedule refuses at
+// once, so only schedules that almost never agree, over a long outage, reach
+// it; older times are then not found: they neither start nor count.
 const maxWalk = 1000
 
 // candidates walks the runs in (base, due.Time], newest first: the times the
@@ -43,26 +44,45 @@ func (c *candidates) pop() (time.Time, bool) {
 	for !c.next.IsZero() && c.steps < maxWalk {
 		t := c.next
 		c.steps++
-		c.next = c.sched.Before(t, c.base)
-		if c.allowed(t) {
+		bound, allowed := c.refusal(t)
+		switch {
+		case allowed:
+			c.next = c.sched.Before(t, c.base)
 			c.found++
 			return t, true
+		case bound.IsZero():
+			c.next = time.Time{}
+		default:
+			// The latest time of the schedule in force at or before bound.
+			c.next = c.sched.Before(bound.Add(time.Nanosecond), c.base)
 		}
 	}
 	return time.Time{}, false
 }
 
-// allowed reports whether every earlier schedule in force at t names t.
-func (c *candidates) allowed(t time.Time) bool {
+// refusal reports whether every earlier schedule in force at t names t. If
+// not, bound is the latest instant before t that the ones refusing t could
+// all still name, zero when no earlier time can be a run.
+func (c *candidates) refusal(t time.Time) (bound time.Time, allowed bool) {
+	allowed = true
 	for _, p := range c.prev {
-		if p.until.Before(t) {
+		if p.until.Before(t) || (p.sched != nil && c.names(p.sched, t)) {
 			continue
 		}
-		if p.sched == nil || !c.names(p.sched, t) {
-			return false
+		if p.sched == nil {
+			// It names nothing, and rules every earlier time too.
+			return time.Time{}, false
 		}
+		earlier := p.sched.Before(t, c.base)
+		if earlier.IsZero() {
+			return time.Time{}, false
+		}
+		if allowed || earlier.Before(bound) {
+			bound = earlier
+		}
+		allowed = false
 	}
-	return true
+	return bound, allowed
 }
 
 // names reports whether s names t. An @every schedule names the times on

@@ -106,6 +106,10 @@ type Input struct {
 	Gone map[types.UID]bool
 	// Now is the controller's clock.
 	Now time.Time
+	// Written is the status the API server holds, as far as the controller
+	// knows, when CronJob.Status holds one decided but not written yet; nil
+	// when they are the same.
+	Written *cronv1.CronJobStatus
 }
 
 // DeleteReason says why a Job is deleted; it doubles as a metric label.
@@ -191,7 +195,11 @@ func Decide(in Input) *Plan {
 	defer p.countActive()
 
 	p.reconcileActive(in.Jobs, in.Gone)
-	p.pruneHistory(in.Jobs)
+	written := in.Written
+	if written == nil {
+		written = &cj.Status
+	}
+	p.pruneHistory(in.Jobs, written)
 	if cj.DeletionTimestamp != nil {
 		return p
 	}
@@ -248,18 +256,42 @@ func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 	})
 }
 
-// pruneHistory deletes the finished Jobs beyond the history limits.
-func (p *Plan) pruneHistory(jobs []Job) {
+// pruneHistory deletes the finished Jobs beyond the history limits. A Job
+// whose run the written status does not record yet is kept until it does:
+// deleting it first would leave no trace of the run for a controller that
+// takes over before the write, and that one would start the run again.
+func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 	var finished []Job
+	held := false
 	for _, j := range jobs {
-		if j.GetDeletionTimestamp() == nil && j.Finished() != "" {
-			finished = append(finished, j)
+		if j.GetDeletionTimestamp() != nil || j.Finished() == "" {
+			continue
 		}
+		if !p.recorded(j, written) {
+			held = true
+			continue
+		}
+		finished = append(finished, j)
+	}
+	if held {
+		// Look again once the status write has had time to land.
+		p.requeueBy(p.now.Add(time.Second))
 	}
 	spec := p.cj.Spec
 	for _, j := range job.ToPrune(finished, spec.SuccessfulJobsHistoryLimit, spec.FailedJobsHistoryLimit) {
 		p.Deletes = append(p.Deletes, Delete{Name: j.GetName(), UID: j.GetUID(), Reason: DeleteHistory})
 	}
+}
+
+// recorded reports whether the written status records j's run.
+func (p *Plan) recorded(j Job, written *cronv1.CronJobStatus) bool {
+	if j.Manual() {
+		value := p.cj.Annotations[cronv1.RunNowAnnotation]
+		return value == "" || RunNowKey(value) == written.LastRunNow ||
+			j.GetName() != job.ManualName(p.cj.Name, written.LastRunNow, value)
+	}
+	at, ok := j.ScheduledAt()
+	return !ok || (written.LastScheduleTime != nil && !at.After(written.LastScheduleTime.Time))
 }
 
 // planRunNow plans the Job of a run-now value not handled yet.
@@ -305,29 +337,89 @@ func (p *Plan) observeSchedule() *schedule.Schedule {
 	if err != nil {
 		// An unusable schedule is in force too: it names no time, so fixing
 		// it later starts nothing for the time before the fix.
-		p.noteSchedule("", "")
+		p.noteSchedule("", "", nil)
 		p.scheduleInvalid(err)
 		return nil
 	}
-	p.noteSchedule(resolved, ptr.Deref(spec.TimeZone, ""))
+	p.noteSchedule(resolved, ptr.Deref(spec.TimeZone, ""), sched)
 	p.setCondition(cronv1.ConditionScheduleValid, metav1.ConditionTrue, reasonScheduleValid, "")
 	return sched
 }
 
-// noteSchedule records resolved (in zone) as the schedule in force; an
-// empty resolved means an unusable one. A change keeps the schedule it
-// replaces, with the time it was seen replaced.
-func (p *Plan) noteSchedule(resolved, zone string) {
+// noteSchedule records resolved (in zone; sched parsed, nil for an unusable
+// one) as the schedule in force. A change keeps the schedule it replaces,
+// with the time it was seen replaced; the runs the old schedules owed that
+// the new ones refuse are counted then, as ScheduleChanged, since nothing
+// will start or count them later.
+func (p *Plan) noteSchedule(resolved, zone string, sched *schedule.Schedule) {
 	st := &p.Status
 	prevSchedule, prevZone, known := inForce(st)
 	if known && (prevSchedule != resolved || prevZone != zone) {
+		base := p.settledUntil()
+		owed := p.owedUnder(parseResolved(prevSchedule, prevZone), base)
 		st.PreviousSchedules = append(st.PreviousSchedules, cronv1.PreviousSchedule{
 			Schedule: prevSchedule, TimeZone: prevZone, Until: metav1.NewTime(p.now),
 		})
 		st.ScheduleChangeTime = &metav1.Time{Time: p.now}
-		st.PreviousSchedules = capHistory(st.PreviousSchedules)
+		if owed != nil {
+			var refused []time.Time
+			for t, ok := owed.pop(); ok && len(refused) <= schedule.ManyMissed; t, ok = owed.pop() {
+				if sched == nil || !p.allowed(sched, base, t) {
+					refused = append(refused, t)
+				}
+			}
+			p.missedOnce(cronv1.MissedScheduleChanged, refused)
+		}
+		p.capHistory(sched, base)
 	}
 	st.ResolvedSchedule, st.ResolvedTimeZone = resolved, zone
+}
+
+// allowed reports whether t, after base, is a run under sched and the
+// earlier schedules in status.
+func (p *Plan) allowed(sched *schedule.Schedule, base, t time.Time) bool {
+	c := newCandidates(sched, p.previous(base), base, schedule.Due{})
+	if !c.names(sched, t) {
+		return false
+	}
+	_, ok := c.refusal(t)
+	return ok
+}
+
+// owedUnder walks the runs in (base, now] under sched and the earlier
+// schedules in status, newest first; nil when there are none.
+func (p *Plan) owedUnder(sched *schedule.Schedule, base time.Time) *candidates {
+	return p.runsUntil(sched, base, p.now)
+}
+
+// runsUntil walks the runs in (base, until] under sched and the earlier
+// schedules in status, newest first; nil when there are none.
+func (p *Plan) runsUntil(sched *schedule.Schedule, base, until time.Time) *candidates {
+	if sched == nil {
+		return nil
+	}
+	due, err := sched.MostRecent(base, until)
+	if err != nil || due.Time.IsZero() {
+		return nil
+	}
+	return newCandidates(sched, p.previous(base), base, due)
+}
+
+// parseResolved parses a resolved schedule kept in status; nil for the
+// empty one or one that no longer parses (a zone gone from the database).
+func parseResolved(resolved, zone string) *schedule.Schedule {
+	if resolved == "" {
+		return nil
+	}
+	var z *string
+	if zone != "" {
+		z = &zone
+	}
+	s, err := schedule.Parse(resolved, z)
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // maxPreviousSchedules bounds PreviousSchedules (the schema says so too).
@@ -335,13 +427,39 @@ const maxPreviousSchedules = 5
 
 // capHistory keeps at most maxPreviousSchedules entries. Past that the two
 // oldest merge into one that names no time until the later of them was
-// replaced: a run before it is no longer owed. That takes more than five
-// edits while no run starts, and it can only drop a run, never invent one.
-func capHistory(h []cronv1.PreviousSchedule) []cronv1.PreviousSchedule {
-	for len(h) > maxPreviousSchedules {
-		h = append([]cronv1.PreviousSchedule{{Until: h[1].Until}}, h[2:]...)
+// replaced. That takes more than five edits while no run starts; the runs
+// the merge bars are counted as ScheduleChanged.
+func (p *Plan) capHistory(sched *schedule.Schedule, base time.Time) {
+	st := &p.Status
+	for len(st.PreviousSchedules) > maxPreviousSchedules {
+		until := st.PreviousSchedules[1].Until
+		if barred := p.runsUntil(sched, base, until.Time); barred != nil {
+			p.missedOnce(cronv1.MissedScheduleChanged, barred.newest(schedule.ManyMissed+1, nil))
+		}
+		st.PreviousSchedules = append([]cronv1.PreviousSchedule{{Until: until}}, st.PreviousSchedules[2:]...)
 	}
-	return h
+}
+
+// missedOnce counts the runs ts (newest first) as missed for reason, at
+// most ManyMissed of them. It is for runs no later sync can see again, so
+// it needs no guard against counting twice.
+func (p *Plan) missedOnce(reason string, ts []time.Time) {
+	if len(ts) == 0 {
+		return
+	}
+	n := int64(min(len(ts), schedule.ManyMissed))
+	st := &p.Status
+	i := slices.IndexFunc(st.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
+	if i < 0 {
+		st.MissedRuns = append(st.MissedRuns, cronv1.MissedRuns{Reason: reason})
+		i = len(st.MissedRuns) - 1
+	}
+	entry := &st.MissedRuns[i]
+	entry.Count += n
+	if ts[0].After(entry.LastTime.Time) {
+		entry.LastTime = metav1.NewTime(ts[0])
+	}
+	p.Missed[reason] += n
 }
 
 // inForce is the schedule the status says is in force, and whether the
@@ -486,6 +604,8 @@ func (p *Plan) requeueBy(t time.Time) {
 
 // settledUntil is the instant up to which every time is settled: the
 // CronJob's creation, the newest run started, the newest counted as missed.
+// Runs an edit took away settle nothing: an older run the new schedule
+// names may still be owed.
 func (p *Plan) settledUntil() time.Time {
 	st := &p.Status
 	base := p.cj.CreationTimestamp.Time
@@ -493,7 +613,7 @@ func (p *Plan) settledUntil() time.Time {
 		base = st.LastScheduleTime.Time
 	}
 	for _, m := range st.MissedRuns {
-		if m.LastTime.After(base) {
+		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(base) {
 			base = m.LastTime.Time
 		}
 	}

@@ -188,8 +188,8 @@ func TestDecide(t *testing.T) {
 		// Edits.
 		{name: "edit seen late, both name 10:00", cronJob: cronJob(sched("@hourly"), last(at(-time.Hour)), seen("0 * * * *", "UTC")), now: at(5 * time.Minute),
 			wantCreates: hours(10), wantRequeue: 55 * time.Minute, wantLast: at(-time.Hour)},
-		{name: "edit seen late, only the new one names 10:00", cronJob: cronJob(last(at(-time.Hour)), seen("30 * * * *", "UTC")), now: at(5 * time.Minute),
-			wantRequeue: 55 * time.Minute, wantLast: at(-time.Hour)},
+		{name: "edit seen late, only the new one names 10:00; the old one's 09:30 was owed", cronJob: cronJob(last(at(-time.Hour)), seen("30 * * * *", "UTC")), now: at(5 * time.Minute),
+			wantMissed: map[string]int64{cronv1.MissedScheduleChanged: 1}, wantRequeue: 55 * time.Minute, wantLast: at(-time.Hour)},
 		{name: "recorded edit: a time both name, before it, still owed", cronJob: cronJob(sched("0 */2 * * *"), last(at(-2*time.Hour)), seen("0 */2 * * *", "UTC"), history("0 * * * *", "UTC", at(5*time.Minute))),
 			now: at(6 * time.Minute), wantCreates: hours(10), wantRequeue: 2*time.Hour - 6*time.Minute, wantLast: at(-2 * time.Hour)},
 		{name: "recorded edit: a time only the new names, before it, not a run", cronJob: cronJob(sched("*/30 * * * *"), last(at(-time.Hour)), seen("*/30 * * * *", "UTC"), history("0 * * * *", "UTC", at(40*time.Minute))),

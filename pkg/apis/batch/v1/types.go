@@ -218,6 +218,9 @@ const (
 	MissedNameTaken = "NameTaken"
 	// MissedJobRejected: the API server refused the run's Job as invalid.
 	MissedJobRejected = "JobRejected"
+	// MissedScheduleChanged: the run was owed when the controller saw the
+	// schedule change, and the new schedule does not name it.
+	MissedScheduleChanged = "ScheduleChanged"
 )
 
 // PreviousSchedule is a schedule that was in force until the controller saw
@@ -238,7 +241,7 @@ type PreviousSchedule struct {
 // MissedRuns counts the runs of a CronJob missed for one reason.
 type MissedRuns struct {
 	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
-	// NameTaken or JobRejected.
+	// NameTaken, JobRejected or ScheduleChanged.
 	Reason string `json:"reason"`
 	// Count is how many runs were missed for this reason.
 	Count int64 `json:"count"`
