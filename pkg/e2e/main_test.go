@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e drives the controller the way users do, against a real API
 // server: the embedded local control plane (pkg/localcluster), real kubectl,
 // and the controller binary run with -kubeconfig.
