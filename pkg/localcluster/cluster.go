@@ -51,7 +51,8 @@ type Config struct {
 }
 
 // DefaultControllers are the kube-controller-manager controllers this
-// product does not replace: never cronjob.
+// product does not replace: never cronjob. (The end-to-end tests add it, to
+// compare this controller with it.)
 const DefaultControllers = "job,garbagecollector,nodelifecycle,namespace,serviceaccount"
 
 // APIServerMetrics returns the API server's /metrics text.
