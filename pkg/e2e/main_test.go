@@ -219,9 +219,24 @@ func tail(b []byte, n int) []byte {
 // newNamespace makes a namespace for one test and deletes it afterwards.
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	return newNamespaceFor(t, "")
+}
+
+// newNamespaceFor is newNamespace for a test that needs several: role goes
+// into the name, so a look at the cluster tells them apart.
+func newNamespaceFor(t *testing.T, role string) string {
+	t.Helper()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
+	// 50 characters and a 6-character suffix stay within the 63 of a name.
+	limit := 50
+	if role != "" {
+		limit -= len(role) + 1
+	}
+	if len(name) > limit {
+		name = name[:limit]
+	}
+	if role != "" {
+		name = strings.Trim(name, "-") + "-" + role
 	}
 	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
 	_, err := env.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
