@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e drives the controller the way users do, against a real API
 // server: the embedded local control plane (pkg/localcluster), real kubectl,
 // and the controller binary run with -kubeconfig.
@@ -72,7 +74,17 @@ func setUp(m *testing.M) (int, error) {
 		return 1, fmt.Errorf("building the controller: %v\n%s", err, out)
 	}
 
-	cluster, err := localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: filepath.Join(tmp, "cluster")})
+	// kube-controller-manager's own CronJob controller runs too, as the
+	// reference the differential test compares this controller with. It
+	// acts only on batch/v1 CronJobs, which no other test creates; and it
+	// looks at a Job only through the batch/v1 CronJob of the Job's
+	// namespace named in its controller reference, so the Jobs of our
+	// CronJobs never reach it.
+	cluster, err := localcluster.Start(ctx, localcluster.Config{
+		Binaries:    bins,
+		Dir:         filepath.Join(tmp, "cluster"),
+		Controllers: localcluster.DefaultControllers + ",cronjob",
+	})
 	if err != nil {
 		return 1, err
 	}
@@ -207,9 +219,24 @@ func tail(b []byte, n int) []byte {
 // newNamespace makes a namespace for one test and deletes it afterwards.
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	return newNamespaceFor(t, "")
+}
+
+// newNamespaceFor is newNamespace for a test that needs several: role goes
+// into the name, so a look at the cluster tells them apart.
+func newNamespaceFor(t *testing.T, role string) string {
+	t.Helper()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
+	// 50 characters and a 6-character suffix stay within the 63 of a name.
+	limit := 50
+	if role != "" {
+		limit -= len(role) + 1
+	}
+	if len(name) > limit {
+		name = name[:limit]
+	}
+	if role != "" {
+		name = strings.Trim(name, "-") + "-" + role
 	}
 	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
 	_, err := env.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})

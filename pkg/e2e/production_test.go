@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -46,6 +48,7 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		{"create", "jobs.batch", "default", "yes", nil},
 		{"delete", "jobs.batch", "default", "yes", nil},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
+		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "no", nil},
 		{"delete", "pods", "default", "no", nil},
 		{"get", "secrets", "default", "no", nil},

@@ -51,7 +51,8 @@ type Config struct {
 }
 
 // DefaultControllers are the kube-controller-manager controllers this
-// product does not replace: never cronjob.
+// product does not replace: never cronjob. (The end-to-end tests add it, to
+// compare this controller with it.)
 const DefaultControllers = "job,garbagecollector,nodelifecycle,namespace,serviceaccount"
 
 // APIServerMetrics returns the API server's /metrics text.
@@ -238,6 +239,11 @@ func (c *Cluster) startAPIServer() error {
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=true",
+		// On by default in several distributions: setting blockOwnerDeletion
+		// on an owner reference, as every Job of a CronJob does, then needs
+		// update on the owner's finalizers subresource. With it on here, the
+		// least-privilege end-to-end test proves the shipped roles grant that.
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 		"--v=1",
 	)
 }
