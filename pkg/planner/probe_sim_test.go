@@ -16,6 +16,7 @@ package planner
 //   - a valid, unsuspended CronJob always has a wake-up.
 
 import (
+	"flag"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -32,6 +33,10 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
+
+// simScale multiplies the seeds each walk runs: `go test` keeps the unit
+// run short; `make model` runs -sim.scale=20.
+var simScale = flag.Int("sim.scale", 1, "multiplies the seeds of the planner's simulated walks")
 
 type simSeen struct {
 	at    time.Time
@@ -380,7 +385,7 @@ var simBase = simOptions{
 }
 
 func TestProbeSimCron(t *testing.T) {
-	for seed := int64(1); seed <= 150; seed++ {
+	for seed := int64(1); seed <= int64(60*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, simBase); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -402,7 +407,7 @@ func TestProbeSimStats(t *testing.T) {
 func TestProbeSimEvery(t *testing.T) {
 	o := simBase
 	o.specs = []string{"@every 30m", "@every 1h", "@every 45m", "0 * * * *", "*/15 * * * *", "@every 2h"}
-	for seed := int64(1); seed <= 150; seed++ {
+	for seed := int64(1); seed <= int64(60*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -420,7 +425,7 @@ func TestProbeSimUncappedEdits(t *testing.T) {
 	// the promise (nothing twice, nothing that is not a run) still hold.
 	o.looseCounts = true
 	o.editP = 0.5
-	for seed := int64(1); seed <= 300; seed++ {
+	for seed := int64(1); seed <= int64(40*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -441,7 +446,7 @@ func TestProbeSimDST(t *testing.T) {
 		time.Date(2026, 4, 4, 15, 0, 0, 0, time.UTC),   // Lord Howe autumn (02:00 -> 01:30)
 		time.Date(2026, 10, 3, 15, 30, 0, 0, time.UTC), // Lord Howe spring (02:00 -> 02:30)
 	}
-	for seed := int64(1); seed <= 400; seed++ {
+	for seed := int64(1); seed <= int64(150*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 400, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -460,7 +465,7 @@ func TestProbeSimClockBack(t *testing.T) {
 	o.looseCounts = true
 	o.steps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 20 * time.Minute, time.Hour, -30 * time.Second, -10 * time.Minute, -time.Hour}
 	o.specs = append(slices.Clone(o.specs), "@every 30m", "@every 50m")
-	for seed := int64(1); seed <= 200; seed++ {
+	for seed := int64(1); seed <= int64(80*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
