@@ -15,8 +15,9 @@
 //   - a new run-now value asks for one Job, whatever suspend and the
 //     concurrency policy say;
 //   - a time is a run when the schedule in force names it, it is after the
-//     CronJob's creation and after every time already started or counted as
-//     missed, and each earlier schedule still in force at that time names it
+//     last run started (the CronJob's creation before the first) and after
+//     every time counted as missed, and each earlier schedule still in force
+//     at that time names it
 //     too (see PreviousSchedules): an edit neither starts a surprise run nor
 //     loses a run both schedules agree on;
 //   - under catchUpPolicy Latest (and None) the most recent run is
@@ -603,13 +604,15 @@ func (p *Plan) requeueBy(t time.Time) {
 }
 
 // settledUntil is the instant up to which every time is settled: the
-// CronJob's creation, the newest run started, the newest counted as missed.
+// newest run started (the CronJob's creation before its first), or the
+// newest counted as missed if later. Like the built-in controller, a
+// lastScheduleTime set before the creation (by hand, to catch up) wins.
 // Runs an edit took away settle nothing: an older run the new schedule
 // names may still be owed.
 func (p *Plan) settledUntil() time.Time {
 	st := &p.Status
 	base := p.cj.CreationTimestamp.Time
-	if st.LastScheduleTime != nil && st.LastScheduleTime.After(base) {
+	if st.LastScheduleTime != nil {
 		base = st.LastScheduleTime.Time
 	}
 	for _, m := range st.MissedRuns {

@@ -145,6 +145,9 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "on time", cronJob: cronJob(last(at(-time.Hour)), seen("0 * * * *", "UTC")), jobs: []*fakeJob{nineDone}, now: at(5 * time.Second),
 			wantCreates: hours(10), wantRequeue: time.Hour - 5*time.Second, wantLast: at(-time.Hour)},
+		{name: "lastScheduleTime set before the creation (by hand, to catch up) wins, as in the built-in",
+			cronJob: cronJob(last(at(-2*time.Hour)), func(cj *cronv1.CronJob) { cj.CreationTimestamp = metav1.NewTime(at(-time.Minute)) }), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1}, wantRequeue: time.Hour - time.Second, wantLast: at(-2 * time.Hour)},
 		{name: "not yet", cronJob: cronJob(last(at(-time.Hour))), now: at(-time.Minute),
 			wantRequeue: time.Minute, wantLast: at(-time.Hour)},
 		{name: "three missed: the latest starts, two superseded", cronJob: cronJob(last(at(-3 * time.Hour))), now: at(time.Second),
