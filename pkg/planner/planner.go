@@ -449,13 +449,7 @@ func (p *Plan) missedOnce(reason string, ts []time.Time) {
 		return
 	}
 	n := int64(min(len(ts), schedule.ManyMissed))
-	st := &p.Status
-	i := slices.IndexFunc(st.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
-	if i < 0 {
-		st.MissedRuns = append(st.MissedRuns, cronv1.MissedRuns{Reason: reason})
-		i = len(st.MissedRuns) - 1
-	}
-	entry := &st.MissedRuns[i]
+	entry := p.missedEntry(reason)
 	entry.Count += n
 	if ts[0].After(entry.LastTime.Time) {
 		entry.LastTime = metav1.NewTime(ts[0])
@@ -675,13 +669,7 @@ func (p *Plan) missed(reason string, t time.Time, n int64) bool {
 	if n <= 0 {
 		return false
 	}
-	st := &p.Status
-	i := slices.IndexFunc(st.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
-	if i < 0 {
-		st.MissedRuns = append(st.MissedRuns, cronv1.MissedRuns{Reason: reason})
-		i = len(st.MissedRuns) - 1
-	}
-	entry := &st.MissedRuns[i]
+	entry := p.missedEntry(reason)
 	if !t.After(entry.LastTime.Time) {
 		return false
 	}
@@ -689,6 +677,17 @@ func (p *Plan) missed(reason string, t time.Time, n int64) bool {
 	entry.LastTime = metav1.NewTime(t)
 	p.Missed[reason] += n
 	return true
+}
+
+// missedEntry is the status.missedRuns entry for reason, added if new.
+func (p *Plan) missedEntry(reason string) *cronv1.MissedRuns {
+	st := &p.Status
+	i := slices.IndexFunc(st.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == reason })
+	if i < 0 {
+		st.MissedRuns = append(st.MissedRuns, cronv1.MissedRuns{Reason: reason})
+		i = len(st.MissedRuns) - 1
+	}
+	return &st.MissedRuns[i]
 }
 
 // Deleted records that d was carried out.
