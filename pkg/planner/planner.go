@@ -228,6 +228,9 @@ func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 		case finished != "" && i >= 0:
 			st.Active = slices.Delete(st.Active, i, i+1)
 			p.event(corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.GetName(), finished)
+		case j.GetDeletionTimestamp() != nil && i >= 0:
+			// Going away: it holds back no run under Forbid.
+			st.Active = slices.Delete(st.Active, i, i+1)
 		case finished == "" && i < 0 && j.GetDeletionTimestamp() == nil:
 			st.Active = append(st.Active, job.Ref(j))
 			if _, scheduled := j.ScheduledAt(); !scheduled && !j.Manual() {

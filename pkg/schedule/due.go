@@ -90,6 +90,11 @@ func (s *Schedule) MostRecent(earliest, now time.Time) (Due, error) {
 		}
 		t = next
 	}
+	// t is the (ManyMissed+1)th time; lastNotAfter needs its successor to be
+	// due too, and when it is not, t is the most recent.
+	if next := s.Next(t); next.IsZero() || next.After(now) {
+		return Due{Time: t, Missed: ManyMissed + 1, Next: next}, nil
+	}
 	recent := s.lastNotAfter(t, now)
 	return Due{Time: recent, Missed: ManyMissed + 1, Next: s.Next(recent)}, nil
 }

@@ -203,3 +203,26 @@ func TestMostRecentAgreesWithWalk(t *testing.T) {
 		}
 	}
 }
+
+// With exactly ManyMissed+1 times due, the most recent is the last of them,
+// never one after now.
+func TestMostRecentWithExactlyTheBoundDue(t *testing.T) {
+	utc := "UTC"
+	s, err := Parse("*/10 * * * *", &utc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earliest := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for extra := -2; extra <= 2; extra++ {
+		due := ManyMissed + 1 + extra
+		now := earliest.Add(time.Duration(due)*10*time.Minute + 5*time.Minute)
+		got, err := s.MostRecent(earliest, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := earliest.Add(time.Duration(due) * 10 * time.Minute)
+		if !got.Time.Equal(want) || got.Time.After(now) {
+			t.Errorf("%d times due: most recent %v, want %v (now %v)", due, got.Time, want, now)
+		}
+	}
+}
