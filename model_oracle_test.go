@@ -419,6 +419,11 @@ func (w *modelWalk) checkGhost(x *modelCJ, rec *modelJobRec) {
 		w.violate("I2.started-while-suspended", "Job %s was made from generation %d, which is suspended", rec.name, rec.gen)
 	}
 	if w.named(x, rec.gen, t, false) == modelNo {
+		if w.naming(x, rec.gen).every > 0 {
+			// The @every grid is off from here on: what follows is the
+			// same finding.
+			x.gridBroken = true
+		}
 		w.violate("I2.not-named", "Job %s is for %s, which generation %d (%s) does not name", rec.name, modelFmtTime(t), rec.gen, w.naming(x, rec.gen).text)
 		return
 	}
@@ -548,6 +553,9 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 	if res.rec == nil {
 		w.stat("I3/I4 skipped: CronJob not in the cache yet")
 		return
+	}
+	if faults == 0 {
+		w.checkOwnWrites(res)
 	}
 	if !res.settled {
 		w.stat("I3/I4 skipped: caches behind the store")
@@ -708,7 +716,7 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	switch {
 	case strings.HasSuffix(cat, "not-in-one-sync"):
 		// One category for the design: its context does not matter.
-	case !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
+	case x.gridBroken && w.naming(x, gen).every > 0, !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
 		cat += "/after-ghost-run"
 		what += "; an earlier Job of this CronJob was for a time that is not a run (I2)"
 	case unrelatedFaults:
@@ -717,6 +725,9 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	case w.foreignSince(x, lower):
 		cat += "/foreign-job-holds-a-run"
 		what += "; a foreign Job holds the name of a run since the last one"
+	case spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && w.beingDeleted(x):
+		cat += "/forbid-with-job-being-deleted"
+		what += "; the only Jobs left are being deleted"
 	case w.editedSince(x, lower):
 		cat += "/after-schedule-edit"
 		what += "; the schedule or zone was edited since the last run"
@@ -725,6 +736,16 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		x.reportedDropped[t.Unix()] = true
 	}
 	w.violate(cat, "%s", what)
+}
+
+// beingDeleted says whether an unfinished Job of x is being deleted.
+func (w *modelWalk) beingDeleted(x *modelCJ) bool {
+	for _, j := range w.srv.jobs {
+		if job.IsControlledBy(j, string(x.uid)) && modelJobFinished(j) == "" && j.DeletionTimestamp != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // foreignSince says whether a Job x does not control holds the name of one
@@ -780,13 +801,38 @@ func (w *modelWalk) newestOwed(x *modelCJ, gen int64, views []modelView, lower, 
 	}
 }
 
-// unseenRunSince says whether a run of x after t started, and finished,
-// before the controller saw it running (its create's response was lost, or
-// a crash took the status that recorded it): the controller cannot adopt it.
-func (w *modelWalk) unseenRunSince(x *modelCJ, t time.Time) bool {
+// unrecordedRunSince says whether a run of x after t finished or went before
+// the status in the store recorded it (its create's response was lost, or a
+// crash took the status that would have): only its Job, if any, tells of it.
+func (w *modelWalk) unrecordedRunSince(x *modelCJ, t time.Time) bool {
 	for _, j := range x.jobs {
-		if !j.manual && j.scheduled.After(t) && !j.seenRunning {
+		if !j.manual && j.scheduled.After(t) && j.unrecorded {
 			return true
+		}
+	}
+	return false
+}
+
+// editSeenAfter says whether the controller saw an edit of x's schedule or
+// zone at t or after.
+func (w *modelWalk) editSeenAfter(x *modelCJ, views []modelView, t time.Time) bool {
+	at := 0
+	for i, v := range views {
+		if v.at.Before(t) {
+			at = i
+		}
+	}
+	key := func(g int64) string {
+		s := x.specs[g]
+		return s.Schedule + "|" + ptr.Deref(s.TimeZone, "")
+	}
+	for _, v := range views[at+1:] {
+		for _, g := range v.gens {
+			for _, g0 := range views[at].gens {
+				if key(g) != key(g0) {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -971,6 +1017,55 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 	}
 }
 
+// checkOwnWrites is I4 on any cache, however stale: a status this process
+// writes never lists a Job it deleted itself, nor leaves out one it created
+// that still runs, while it trusts its own writes over its caches.
+func (w *modelWalk) checkOwnWrites(res *modelSyncResult) {
+	x, ctl := res.x, w.ctl
+	wrote := false
+	for _, c := range res.calls {
+		if c.resource == "cronjobs/status" && c.name == x.name && c.err == nil {
+			wrote = true
+		}
+	}
+	if !wrote {
+		return
+	}
+	w.stat("I4 statuses checked against the controller's own writes")
+	st := w.srv.cronJobs[x.skey].Status
+	listed := map[types.UID]string{}
+	for _, r := range st.Active {
+		listed[r.UID] = r.Name
+	}
+	recent := func(at time.Time) bool { return w.now().Sub(at) < modelOwnWritesWindow-time.Second }
+	var own []string
+	for uid, d := range ctl.deleted {
+		if name, ok := listed[uid]; ok && recent(d.at) {
+			own = append(own, name)
+		}
+	}
+	sort.Strings(own)
+	if len(own) > 0 {
+		w.violate("I4.active/lists-job-it-deleted", "%s: status.active lists %v, which this controller deleted itself within the last minute",
+			x.name, own)
+	}
+	var forgot []string
+	for uid, cr := range ctl.created {
+		j, ok := w.srv.jobs[cr.key]
+		if !ok || j.UID != uid || !recent(cr.at) || !job.IsControlledBy(j, string(x.uid)) || modelJobFinished(j) != "" || j.DeletionTimestamp != nil {
+			continue
+		}
+		if _, ok := listed[uid]; !ok {
+			forgot = append(forgot, j.Name)
+		}
+	}
+	sort.Strings(forgot)
+	if len(forgot) > 0 {
+		w.violate("I4.active/forgets-job-it-created", "%s: status.active lacks %v, which this controller created within the last minute and which still run",
+			x.name, forgot)
+	}
+}
+
 // modelStartedBefore orders Jobs as history pruning does: by start time, a
 // Job that never started counting as the newest, then by name.
 func modelStartedBefore(a, b *batchv1.Job) bool {
@@ -1084,11 +1179,13 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	}
 	var expect, foreign, allowance int64
 	var newly []string
+	editSeen := false
 	for i, t := range owed {
 		r1, r2 := resolved(i, a1.at, a1.jobsN), resolved(i, now, len(x.jobs))
 		if r2 && !r1 && !x.countedEarly[t.Unix()] {
 			expect++
 			newly = append(newly, modelFmtTime(t))
+			editSeen = editSeen || w.editSeenAfter(x, views, t)
 		}
 		if r2 && !r1 && x.reportedDropped[t.Unix()] {
 			foreign++ // reported when it was dropped
@@ -1117,11 +1214,12 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	}
 	suffix := ""
 	switch {
-	case !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
+	case x.gridBroken && w.naming(x, gen).every > 0, !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
 		suffix = "/after-ghost-run"
-	case w.unseenRunSince(x, lower):
-		suffix = "/after-run-never-seen-running"
-	case w.editedSince(x, lower):
+	case got > hi && w.unrecordedRunSince(x, lower):
+		// Counted as missed: a run only its Job tells of.
+		suffix = "/after-run-unrecorded"
+	case editSeen:
 		suffix = "/after-schedule-edit"
 	}
 	switch {

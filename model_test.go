@@ -239,8 +239,12 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 	for _, c := range cats {
 		v := s.byCat[c]
 		sort.Slice(s.seeds[c], func(i, j int) bool { return s.seeds[c][i] < s.seeds[c][j] })
-		fmt.Fprintf(&b, "  %-46s %4d walks (%d with informer lag <= %v), %5d times; replay: go test -run TestModel . -args -model.seed=%d -model.steps=%d\n",
-			c, len(s.seeds[c]), s.bounded[c], modelLagBound, s.counts[c], v.seed, v.step)
+		seeds := fmt.Sprint(s.seeds[c])
+		if len(s.seeds[c]) > 12 {
+			seeds = fmt.Sprint(s.seeds[c][:12]) + "..."
+		}
+		fmt.Fprintf(&b, "  %s: %d walks (%d with informer lag <= %v), %d times, seeds %s\n      replay: go test -run TestModel . -args -model.seed=%d -model.steps=%d\n",
+			c, len(s.seeds[c]), s.bounded[c], modelLagBound, s.counts[c], seeds, v.seed, v.step)
 	}
 	for _, c := range cats {
 		v := s.byCat[c]
@@ -316,6 +320,8 @@ type modelCJ struct {
 	// ghostAt is the latest time a Job of it was created for that is not a
 	// run (I2): what follows from that is reported as such.
 	ghostAt time.Time
+	// gridBroken says a Job was made off its @every grid.
+	gridBroken bool
 }
 
 type modelGenAt struct {
@@ -336,7 +342,10 @@ type modelJobRec struct {
 	visible   bool // the controller saw it: in a response or its cache
 	// seenRunning says the controller saw it before it finished.
 	seenRunning bool
-	sync        *modelSyncRec
+	// unrecorded says it finished or was deleted before the status in the
+	// store recorded it as the last run.
+	unrecorded bool
+	sync       *modelSyncRec
 }
 
 // modelSyncRec is one sync of a CronJob whose cache held it: what spec
@@ -363,8 +372,9 @@ type modelCtl struct {
 	// lastWriteGen is, per CronJob, the generation of its newest status
 	// this process wrote.
 	lastWriteGen map[types.UID]int64
-	// created are the Jobs this process created and got the response for.
-	created map[types.UID]modelCreated
+	// created are the Jobs this process created and got the response for;
+	// deleted those it deleted (or found gone) itself.
+	created, deleted map[types.UID]modelCreated
 	// queued are the keys known to wait in its queue.
 	queued map[cache.ObjectName]bool
 }
@@ -637,6 +647,7 @@ func (w *modelWalk) restart(clean bool) {
 		cronIdx:      cronFactory.Batch().V1().CronJobs().Informer().GetIndexer(),
 		lastWriteGen: map[types.UID]int64{},
 		created:      map[types.UID]modelCreated{},
+		deleted:      map[types.UID]modelCreated{},
 		queued:       map[cache.ObjectName]bool{},
 	}
 	w.catchUp(len(w.srv.jobLog), len(w.srv.cronLog))
@@ -870,16 +881,41 @@ func (w *modelWalk) finishJob(key string, success bool) {
 			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue})
 		}
 	})
-	if ref := job.ControllerOf(w.srv.jobs[key]); ref != nil && success {
+	if ref := job.ControllerOf(w.srv.jobs[key]); ref != nil {
 		if x := w.byUID[ref.UID]; x != nil {
-			x.completions[now.Unix()] = true
+			if success {
+				x.completions[now.Unix()] = true
+			}
 		}
 	}
+	w.noteRunEnds(key)
 	verb := "completes"
 	if !success {
 		verb = "fails"
 	}
 	w.logf("  Job %s %s", key, verb)
+}
+
+// noteRunEnds marks the run of the Job under key unrecorded if it finishes
+// or goes before the status in the store records it: then only its Job, if
+// it is still there, tells of it.
+func (w *modelWalk) noteRunEnds(key string) {
+	j, ok := w.srv.jobs[key]
+	if !ok {
+		return
+	}
+	ref := job.ControllerOf(j)
+	if ref == nil || w.byUID[ref.UID] == nil {
+		return
+	}
+	x := w.byUID[ref.UID]
+	st := w.srv.cronJobs[x.skey].Status
+	for _, r := range x.jobs {
+		if r.name == j.Name && r.uid == j.UID && !r.manual &&
+			(st.LastScheduleTime == nil || st.LastScheduleTime.Time.Before(r.scheduled)) {
+			r.unrecorded = true
+		}
+	}
 }
 
 func (w *modelWalk) finishJobs() {
@@ -914,6 +950,7 @@ func (w *modelWalk) deleteJobs() {
 	switch r := w.rng.Float64(); {
 	case r < 0.35:
 		key := pick(w.rng, keys)
+		w.noteRunEnds(key)
 		w.srv.removeJob(key)
 		w.logf("  user deletes Job %s", key)
 	case r < 0.55:
@@ -927,6 +964,7 @@ func (w *modelWalk) deleteJobs() {
 	case r < 0.85:
 		for _, key := range keys {
 			if modelJobFinished(w.srv.jobs[key]) != "" && w.rng.Float64() < 0.5 {
+				w.noteRunEnds(key)
 				w.srv.removeJob(key)
 				w.logf("  TTL controller deletes finished Job %s", key)
 			}
@@ -934,6 +972,7 @@ func (w *modelWalk) deleteJobs() {
 	default:
 		for _, key := range keys {
 			if w.srv.jobs[key].DeletionTimestamp != nil {
+				w.noteRunEnds(key)
 				w.srv.removeJob(key)
 				w.logf("  foreground deletion of Job %s completes", key)
 			}
@@ -1206,9 +1245,27 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 	} else if burst {
 		how = "sync again"
 	}
-	w.logf("  %s %s (%s): %s -> requeue %v, err %v%s", how, x.name, lag, modelDescribeCalls(calls), requeue, err, modelDeferredNote(deferred))
+	wrote := false
+	for _, c := range calls {
+		wrote = wrote || (c.resource == "cronjobs/status" && c.name == x.name)
+	}
+	w.logf("  %s %s (%s): %s -> requeue %v, err %v%s", how, x.name, lag, modelDescribeCalls(calls), requeue, err, modelDeferredNote(deferred, queuedBefore, wrote))
 	for _, e := range w.events {
 		w.logf("      event %s", e)
+	}
+	for _, c := range calls {
+		if c.resource == "cronjobs/status" && c.name == x.name && (c.err == nil || c.fault == modelFaultLost) {
+			st := w.srv.cronJobs[x.skey].Status
+			var last string
+			if st.LastScheduleTime != nil {
+				last = modelFmtTime(st.LastScheduleTime.Time)
+			}
+			var active []string
+			for _, r := range st.Active {
+				active = append(active, r.Name)
+			}
+			w.logf("      status now: lastScheduleTime %s, active %v, missedRuns %s", last, active, modelDescribeMissed(st.MissedRuns))
+		}
 	}
 	res := &modelSyncResult{x: x, rec: rec, pre: pre, calls: calls, requeue: requeue, err: err, settled: settled,
 		deferred: deferred, queuedBefore: queuedBefore, burst: burst}
@@ -1229,9 +1286,12 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 	return requeue
 }
 
-func modelDeferredNote(deferred bool) string {
-	if deferred {
+func modelDeferredNote(deferred, queuedBefore, wrote bool) string {
+	switch {
+	case deferred:
 		return ", status deferred behind the queue"
+	case queuedBefore && !wrote:
+		return " (its key waits in the queue: a status may be deferred)"
 	}
 	return ""
 }
@@ -1315,6 +1375,9 @@ func (w *modelWalk) afterCalls(res *modelSyncResult, what string) {
 				if cr.key == modelKey(metav1.NamespaceDefault, c.name) {
 					delete(ctl.created, uid)
 				}
+			}
+			if c.job != nil {
+				ctl.deleted[c.job.UID] = modelCreated{key: modelKey(c.job.Namespace, c.job.Name), at: w.now()}
 			}
 		case c.resource == "jobs" && c.verb == "get" && c.err == nil:
 			if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, c.name)]; ok {
