@@ -342,7 +342,7 @@ func modelWithin(spec *cronv1.CronJobSpec, t, now time.Time) bool {
 // Job for a scheduled time or a run-now value (I1), and a scheduled Job
 // only for a run (I2).
 func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, earlier []*modelJobRec) {
-	w.stat("I1 Jobs created, checked")
+	w.checked("I1 Jobs created, checked")
 	if rec.manual {
 		for _, o := range earlier {
 			if o.manual && o.name == j.Name {
@@ -403,7 +403,7 @@ func (w *modelWalk) checkGhost(x *modelCJ, rec *modelJobRec) {
 			x.ghostAt = t
 		}
 	}()
-	w.stat("I2 scheduled Jobs created, checked")
+	w.checked("I2 scheduled Jobs created, checked")
 	if !t.After(x.created) {
 		w.violate("I2.before-creation", "Job %s is for %s, not after %s's creation at %s", rec.name, modelFmtTime(t), x.name, modelFmtTime(x.created))
 	}
@@ -675,7 +675,13 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		return
 	}
 	if spec.CatchUpPolicy == cronv1.CatchUpAll && spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent {
-		expected = expected[:1] // each replaces the one before: the newest is what must run
+		// Each replaces the one before: the newest is what must run, by
+		// the time the controller stops asking to be called back.
+		if res.requeue > 0 && res.requeue <= time.Second {
+			w.stat("I3 nothing required: Replace catching up")
+			return
+		}
+		expected = expected[:1]
 	}
 	active := w.activeJobs(x)
 	var missing []time.Time
@@ -691,14 +697,14 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		missing = append(missing, t)
 	}
 	if len(missing) == 0 {
-		w.stat("I3 due run required to have started")
+		w.checked("I3 due run required to have started")
 		return
 	}
 	if spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(active) > 0 {
 		w.stat("I3 nothing required: held back by Forbid")
 		return
 	}
-	w.stat("I3 due run required to have started")
+	w.checked("I3 due run required to have started")
 	var ms []string
 	for _, t := range missing {
 		ms = append(ms, modelFmtTime(t))
@@ -858,20 +864,21 @@ func (w *modelWalk) editedSince(x *modelCJ, t time.Time) bool {
 func (w *modelWalk) checkRunNow(res *modelSyncResult) {
 	x := res.x
 	value := w.srv.cronJobs[x.skey].Annotations[cronv1.RunNowAnnotation]
-	if value == "" {
+	if value == "" || !w.naming(x, w.lastGen(x)).valid {
+		// Whether run-now works while the schedule cannot is not said.
 		return
 	}
 	name := job.ManualName(x.name, value)
 	for _, j := range x.jobs {
 		if j.manual && j.name == name {
-			w.stat("I3 run-now value required to have started")
+			w.checked("I3 run-now value required to have started")
 			return
 		}
 	}
 	if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, name)]; ok && !job.IsControlledBy(j, string(x.uid)) {
 		return
 	}
-	w.stat("I3 run-now value required to have started")
+	w.checked("I3 run-now value required to have started")
 	w.violate("I3.run-now-not-started", "%s: run-now=%q has no Job %s after a settled sync", x.name, value, name)
 }
 
@@ -881,7 +888,7 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 	cj := w.srv.cronJobs[x.skey]
 	st := cj.Status
 	spec := cj.Spec
-	w.stat("I4 settled statuses compared")
+	w.checked("I4 settled statuses compared")
 
 	want := w.activeJobs(x)
 	got := map[string]types.UID{}
@@ -1031,7 +1038,7 @@ func (w *modelWalk) checkOwnWrites(res *modelSyncResult) {
 	if !wrote {
 		return
 	}
-	w.stat("I4 statuses checked against the controller's own writes")
+	w.checked("I4 statuses checked against the controller's own writes")
 	st := w.srv.cronJobs[x.skey].Status
 	listed := map[types.UID]string{}
 	for _, r := range st.Active {
@@ -1202,7 +1209,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	if expect > schedule.ManyMissed {
 		lo = min(lo, schedule.ManyMissed)
 	}
-	w.stat("I3 missed-run windows compared")
+	w.checked("I3 missed-run windows compared")
 	window := fmt.Sprintf("between %s and %s (runs due in the window: %d, policy %s, catchUp %s, deadline %s): missedRuns grew by %d, want %d",
 		modelFmtTime(a1.at), modelFmtTime(now), len(owed), spec.ConcurrencyPolicy, spec.CatchUpPolicy, modelDeref(spec.StartingDeadlineSeconds), got, expect)
 	if len(newly) > 8 {
