@@ -949,6 +949,9 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 	if !newestExisting.IsZero() && lst.Before(newestExisting) {
 		w.violate("I4.lastScheduleTime/behind", "%s: lastScheduleTime %s, but Job for %s exists", x.name, modelFmtTime(lst), modelFmtTime(newestExisting))
 	}
+	if lst.Before(x.recordedLST) {
+		w.violate("I4.lastScheduleTime/regressed", "%s: lastScheduleTime %s, but the store held %s before", x.name, modelFmtTime(lst), modelFmtTime(x.recordedLST))
+	}
 	if !lst.IsZero() && !x.started(lst, len(x.jobs)) {
 		w.violate("I4.lastScheduleTime/not-a-run", "%s: lastScheduleTime %s, which no Job was created for", x.name, modelFmtTime(lst))
 	}

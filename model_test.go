@@ -325,6 +325,8 @@ type modelCJ struct {
 	ghostAt time.Time
 	// gridBroken says a Job was made off its @every grid.
 	gridBroken bool
+	// recordedLST is the latest lastScheduleTime the store ever held.
+	recordedLST time.Time
 }
 
 type modelGenAt struct {
@@ -1369,6 +1371,9 @@ func (w *modelWalk) afterCalls(res *modelSyncResult, what string) {
 				res.rec.revealed = c.gen
 			}
 			if c.err == nil || c.fault == modelFaultLost {
+				if lst := w.srv.cronJobs[x.skey].Status.LastScheduleTime; lst != nil && lst.Time.After(x.recordedLST) {
+					x.recordedLST = lst.Time
+				}
 				// Only a response tells this process what it wrote.
 				if c.err == nil {
 					ctl.lastWriteGen[x.uid] = max(ctl.lastWriteGen[x.uid], c.respGen)
