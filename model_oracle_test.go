@@ -347,8 +347,13 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 		for _, o := range earlier {
 			if o.manual && o.name == j.Name {
 				cat := "I1.run-now-twice"
-				if w.runNowReused(x, j.Name) {
-					cat = "I1.run-now-twice/value-set-again"
+				switch {
+				case w.runNowReused(x, j.Name):
+					cat += "/value-set-again"
+				case !o.visible:
+					cat += "/first-job-never-seen"
+				case o.unrecorded:
+					cat += "/first-run-unrecorded"
 				}
 				w.violate(cat, "second Job %s for one run-now value (the first, created at step %d, was deleted since)", j.Name, o.step)
 			}
@@ -364,8 +369,11 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 	for _, o := range earlier {
 		if !o.manual && o.scheduled.Equal(t) {
 			cat := "I1.twice"
-			if !o.visible {
-				cat = "I1.twice/first-job-never-seen"
+			switch {
+			case !o.visible:
+				cat += "/first-job-never-seen"
+			case o.unrecorded:
+				cat += "/first-run-unrecorded"
 			}
 			w.violate(cat, "second Job for %s's run at %s: %s created at step %d (lost response: %v, seen by the controller: %v), deleted since; now again",
 				x.name, modelFmtTime(t), o.name, o.step, o.lost, o.visible)
@@ -734,7 +742,7 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	case spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && w.beingDeleted(x):
 		cat += "/forbid-with-job-being-deleted"
 		what += "; the only Jobs left are being deleted"
-	case w.editedSince(x, lower):
+	case w.editedSince(x, lower) || w.editSeenAfter(x, views, missing[len(missing)-1]):
 		cat += "/after-schedule-edit"
 		what += "; the schedule or zone was edited since the last run"
 	}

@@ -181,8 +181,10 @@ type modelServer struct {
 	calls []modelCall
 	// unexpected are calls the controller should never make.
 	unexpected []string
-	// onJobCreated sees every Job the store applied a create for.
-	onJobCreated func(j *batchv1.Job, lost bool)
+	// onJobCreated sees every Job the store applied a create for;
+	// onJobDeleting every Job the controller is about to delete.
+	onJobCreated  func(j *batchv1.Job, lost bool)
+	onJobDeleting func(key string)
 
 	kube *k8sfake.Clientset
 	cron *fake.Clientset
@@ -372,6 +374,9 @@ func (s *modelServer) deleteJobCall(a core.DeleteAction) (bool, runtime.Object, 
 		return true, nil, call.err
 	}
 	call.job = j.DeepCopy()
+	if j.DeletionTimestamp == nil && s.onJobDeleting != nil {
+		s.onJobDeleting(key)
+	}
 	if j.DeletionTimestamp == nil {
 		// Background propagation: the Job goes at once, its pods after.
 		delete(s.jobs, key)

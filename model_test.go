@@ -348,7 +348,7 @@ type modelJobRec struct {
 	// seenRunning says the controller saw it before it finished.
 	seenRunning bool
 	// unrecorded says it finished or was deleted before the status in the
-	// store recorded it as the last run.
+	// store recorded it (as the last run, or the last run-now value).
 	unrecorded bool
 	sync       *modelSyncRec
 }
@@ -428,6 +428,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 	w.clock = testingclock.NewFakeClock(w.startTime())
 	w.srv = newModelServer(w.clock, seed)
 	w.srv.onJobCreated = w.jobCreated
+	w.srv.onJobDeleting = w.noteRunEnds
 	return w
 }
 
@@ -927,8 +928,14 @@ func (w *modelWalk) noteRunEnds(key string) {
 	x := w.byUID[ref.UID]
 	st := w.srv.cronJobs[x.skey].Status
 	for _, r := range x.jobs {
-		if r.name == j.Name && r.uid == j.UID && !r.manual &&
-			(st.LastScheduleTime == nil || st.LastScheduleTime.Time.Before(r.scheduled)) {
+		if r.name != j.Name || r.uid != j.UID {
+			continue
+		}
+		if r.manual {
+			if job.ManualName(x.name, st.LastRunNow) != r.name {
+				r.unrecorded = true
+			}
+		} else if st.LastScheduleTime == nil || st.LastScheduleTime.Time.Before(r.scheduled) {
 			r.unrecorded = true
 		}
 	}
