@@ -3,15 +3,71 @@ package main
 // The oracle of the model-based test: invariants I1-I5, checked after every
 // sync of the walk (model_test.go).
 //
-// The oracle knows exactly which spec generation a Job was made from (the
-// walk stamps the generation on the job template) and, for every sync, which
-// generations the controller may have read: the one its cache held, or a
-// newer one it wrote itself; a status write or a created Job shows which.
-// From those views it decides, for a scheduled time t, whether t is owed
-// (a run), not a run, or unknown, by the rule for edits: when the
-// controller first sees an edit after t fell due, t is owed only if the
-// schedules on both sides of the edit name it. Where the oracle cannot be
-// sure, it does not judge, and counts the check as skipped.
+// Views. The oracle knows exactly which spec generation a Job was made from
+// (the walk stamps the generation on the job template) and, for every sync,
+// which generations the controller may have read: the one its cache held, up
+// to the newest it wrote itself; a status write or a created Job shows which.
+// A sync's view is kept if it is this process's own and hit no fault, or if
+// its status reached the store; otherwise the view before it stays possible
+// too. Before the first sync, every generation the store had by then is.
+//
+// Runs. A time t is named by a generation if its schedule, read in its zone
+// (pkg/schedule's Next, with its daylight-saving rules; an invalid schedule
+// or zone names nothing; @every names a grid from the creation, or, where
+// edits make the anchor uncertain, from any time the controller could have
+// used), and t is after the CronJob's creation. t is owed (a run) if every
+// view from the one in force at t to the last names it; not a run if some
+// view certainly does not (the rule for edits: when the controller first
+// sees an edit after t fell due, t is owed only if both sides name it); and
+// unknown otherwise, or when a view starts at t exactly and the two readings
+// differ. Unknown is never judged.
+//
+// I1 never twice: no two Jobs of one CronJob are ever created in the store
+// for one scheduled time (scheduled-at annotation) or one run-now value
+// (its Job name), counting Jobs deleted since.
+//
+// I2 no ghost: a scheduled Job has a scheduled-at annotation matching its
+// name; its time t is after the creation, not after now, named by the
+// generation it was made from, which is not suspended; and t is not "not a
+// run".
+//
+// I3 not dropped, after a sync on caught-up caches with no fault (or faults
+// only on a run-now Job's create or a finished Job's delete): with the
+// schedule valid and not suspended, the newest owed times in (max(creation,
+// last run before the sync), now], one (catchUpPolicy Latest, None) or up to
+// catchUpLimit (All), within the deadline (startingDeadlineSeconds, at most
+// 60 s under None), each have a Job of the CronJob, unless a foreign Job
+// holds the name, or under Forbid an unfinished Job not being deleted
+// exists; under Replace with All only the newest, once the sync stops asking
+// to be called back within a second. The run-now value, with the schedule
+// valid, has its Job. Missed runs: between two such syncs with the same
+// generation, not suspended, whose statuses reached the store, the sum of
+// status.missedRuns grows by the number of owed times that could still start
+// at the first (or were not due) and can no longer start at the second and
+// never started (can start: after the last run, within the deadline, among
+// the newest one or catchUpLimit owed times due), ±1 per run whose name a
+// foreign Job took, at least 100 when more than 100; a run counted (by a
+// reason other than Superseded, whose lastTime is the run considered) while
+// it can still start, or that starts after being counted, is a violation of
+// its own.
+//
+// I4 status agrees, after such a sync whose status is in the store: active
+// is exactly the Jobs the CronJob controls that have not finished and are not
+// being deleted; activeCount its length; lastScheduleTime is at least the
+// newest scheduled time among its Jobs still in the store, the time of a run
+// that was created, and never earlier than the store held before;
+// lastSuccessfulTime is at least the newest completion among its Jobs in the
+// store and one of its Jobs' completions; finished Jobs not being deleted are
+// within the history limits, and none deleted by the sync started after one
+// kept; under Replace a started run leaves no earlier Job running. After any
+// fault-free sync that writes a status, however stale its caches, active
+// does not list a Job this process deleted itself within the last minute,
+// nor leave out one it created within it that still runs.
+//
+// I5: syncHandler never panics nor blocks (30 s), returns an error only when
+// a fault was injected or a status write met a conflict on caches behind the
+// store, makes only the calls a controller needs (no list, watch, update of a
+// Job), and no status write fails but for an injected fault or a conflict.
 
 import (
 	"fmt"
@@ -745,11 +801,29 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	case w.editedSince(x, lower) || w.editSeenAfter(x, views, missing[len(missing)-1]):
 		cat += "/after-schedule-edit"
 		what += "; the schedule or zone was edited since the last run"
+	case modelNearDSTChange(spec.TimeZone, missing[0]):
+		cat += "/near-dst-change"
+		what += "; the zone changed its UTC offset within the day before"
 	}
 	for _, t := range missing {
 		x.reportedDropped[t.Unix()] = true
 	}
 	w.violate(cat, "%s", what)
+}
+
+// modelNearDSTChange says whether zone changed its UTC offset in the 36
+// hours up to t.
+func modelNearDSTChange(zone *string, t time.Time) bool {
+	if zone == nil {
+		return false
+	}
+	loc, err := time.LoadLocation(*zone)
+	if err != nil {
+		return false
+	}
+	_, before := t.Add(-36 * time.Hour).In(loc).Zone()
+	_, after := t.In(loc).Zone()
+	return before != after
 }
 
 // beingDeleted says whether an unfinished Job of x is being deleted.
