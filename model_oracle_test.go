@@ -264,17 +264,30 @@ type modelView struct {
 // of its own or one whose status reached the store keeps what it read; one
 // that hit a fault, or an earlier process's whose status never reached the
 // store, may have been forgotten, so the view before it stays possible. The
-// first view, from creation to the first sync, is every generation the
-// store had by then.
+// first view, from creation to the first sync whose view is kept, is every
+// generation up to the one that sync read.
 func (w *modelWalk) views(x *modelCJ, inst int) []modelView {
 	if len(x.records) == 0 {
 		return nil
 	}
-	var gens []int64
+	// Until the first sync whose view is kept, the controller's view is any
+	// generation up to what that sync read: what it saw before, it may have
+	// forgotten.
+	var first int64
 	for _, g := range x.storeGens {
 		if !g.at.After(x.records[0].at) {
-			gens = append(gens, g.gen)
+			first = g.gen
 		}
+	}
+	for _, r := range x.records {
+		first = max(first, r.hi, r.revealed)
+		if !r.faulted && (r.inst == inst || r.wroteOK) {
+			break
+		}
+	}
+	var gens []int64
+	for g := int64(1); g <= first; g++ {
+		gens = append(gens, g)
 	}
 	out := []modelView{{at: x.created, gens: gens}}
 	for _, r := range x.records {
@@ -826,6 +839,19 @@ func modelNearDSTChange(zone *string, t time.Time) bool {
 	return before != after
 }
 
+// modelZoneChanged says whether zone changed its UTC offset between a and b.
+func modelZoneChanged(zone *string, a, b time.Time) bool {
+	if zone == nil || !a.Before(b) {
+		return false
+	}
+	loc, err := time.LoadLocation(*zone)
+	if err != nil {
+		return false
+	}
+	next := modelNextTransition(loc, a)
+	return !next.IsZero() && !next.After(b)
+}
+
 // beingDeleted says whether an unfinished Job of x is being deleted.
 func (w *modelWalk) beingDeleted(x *modelCJ) bool {
 	for _, j := range w.srv.jobs {
@@ -1304,6 +1330,9 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	if foreign+allowance+newEarly > 0 {
 		window += fmt.Sprintf(" (tolerance -%d/+%d for runs reported already or names foreign Jobs took)", foreign, foreign+allowance+newEarly)
 	}
+	if got >= lo && got <= hi {
+		return
+	}
 	suffix := ""
 	switch {
 	case x.gridBroken && w.naming(x, gen).every > 0, !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
@@ -1313,6 +1342,8 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		suffix = "/after-run-unrecorded"
 	case editSeen:
 		suffix = "/after-schedule-edit"
+	case modelNearDSTChange(spec.TimeZone, now) || modelZoneChanged(spec.TimeZone, lower, now):
+		suffix = "/near-dst-change"
 	}
 	switch {
 	case got < 0:

@@ -169,12 +169,12 @@ type modelSummary struct {
 	seeds  map[string][]int64
 	counts map[string]int
 	// bounded counts, per category, the walks with bounded informer lag
-	// that found it.
-	bounded map[string]int
+	// that found it; more the walks beyond the seeds kept.
+	bounded, more map[string]int
 }
 
 func newModelSummary() *modelSummary {
-	return &modelSummary{stats: map[string]int{}, byCat: map[string]*modelViolation{}, seeds: map[string][]int64{}, counts: map[string]int{}, bounded: map[string]int{}}
+	return &modelSummary{stats: map[string]int{}, byCat: map[string]*modelViolation{}, seeds: map[string][]int64{}, counts: map[string]int{}, bounded: map[string]int{}, more: map[string]int{}}
 }
 
 func (s *modelSummary) add(w *modelWalk) {
@@ -197,6 +197,10 @@ func (s *modelSummary) add(w *modelWalk) {
 		if !ok || (v.bounded && !best.bounded) ||
 			(v.bounded == best.bounded && (v.step < best.step || (v.step == best.step && v.seed < best.seed))) {
 			s.byCat[cat] = v
+		}
+		if len(s.seeds[cat]) > 12 {
+			s.seeds[cat] = s.seeds[cat][:12] // the first few say enough
+			s.more[cat]++
 		}
 	}
 }
@@ -242,11 +246,11 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 		v := s.byCat[c]
 		sort.Slice(s.seeds[c], func(i, j int) bool { return s.seeds[c][i] < s.seeds[c][j] })
 		seeds := fmt.Sprint(s.seeds[c])
-		if len(s.seeds[c]) > 12 {
-			seeds = fmt.Sprint(s.seeds[c][:12]) + "..."
+		if s.more[c] > 0 {
+			seeds += "..."
 		}
 		fmt.Fprintf(&b, "  %s: %d walks (%d with informer lag <= %v), %d times, seeds %s\n      replay: go test -run TestModel . -args -model.seed=%d -model.steps=%d\n",
-			c, len(s.seeds[c]), s.bounded[c], modelLagBound, s.counts[c], seeds, v.seed, v.step)
+			c, len(s.seeds[c])+s.more[c], s.bounded[c], modelLagBound, s.counts[c], seeds, v.seed, v.step)
 	}
 	for _, c := range cats {
 		v := s.byCat[c]
