@@ -74,7 +74,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -105,12 +104,6 @@ type modelNaming struct {
 	text  string
 }
 
-// modelNamings caches parsed schedules across walks.
-var (
-	modelNamingsMu sync.Mutex
-	modelNamings   = map[string]*modelNaming{}
-)
-
 // naming parses the schedule of x's spec generation gen. An invalid schedule
 // or zone names no time.
 func (w *modelWalk) naming(x *modelCJ, gen int64) *modelNaming {
@@ -119,9 +112,7 @@ func (w *modelWalk) naming(x *modelCJ, gen int64) *modelNaming {
 		return &modelNaming{}
 	}
 	key := spec.Schedule + "|" + ptr.Deref(spec.TimeZone, "<nil>") + "|" + x.skey
-	modelNamingsMu.Lock()
-	n, ok := modelNamings[key]
-	modelNamingsMu.Unlock()
+	n, ok := w.namings[key]
 	if ok {
 		return n
 	}
@@ -136,9 +127,7 @@ func (w *modelWalk) naming(x *modelCJ, gen int64) *modelNaming {
 			}
 		}
 	}
-	modelNamingsMu.Lock()
-	modelNamings[key] = n
-	modelNamingsMu.Unlock()
+	w.namings[key] = n
 	return n
 }
 

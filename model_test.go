@@ -29,6 +29,7 @@ import (
 	"math/rand"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -198,8 +199,10 @@ func (s *modelSummary) add(w *modelWalk) {
 			(v.bounded == best.bounded && (v.step < best.step || (v.step == best.step && v.seed < best.seed))) {
 			s.byCat[cat] = v
 		}
+		// The smallest few seeds say enough, whatever order walks end in.
+		slices.Sort(s.seeds[cat])
 		if len(s.seeds[cat]) > 12 {
-			s.seeds[cat] = s.seeds[cat][:12] // the first few say enough
+			s.seeds[cat] = s.seeds[cat][:12]
 			s.more[cat]++
 		}
 	}
@@ -295,7 +298,8 @@ type modelWalk struct {
 	// stepChecked are the invariants that checked something this step.
 	stepChecked map[string]bool
 
-	// namedCache remembers which times a schedule names.
+	// namings are the schedules parsed, namedCache which times they name.
+	namings    map[string]*modelNaming
 	namedCache map[modelNamedKey]modelTri
 
 	trace  [][]string // lines per step, the last modelTraceSteps+1
@@ -421,6 +425,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 		byUID:       map[types.UID]*modelCJ{},
 		namedCache:  map[modelNamedKey]modelTri{},
 		stepChecked: map[string]bool{},
+		namings:     map[string]*modelNaming{},
 		foreign:     map[string]bool{},
 		runNowSets:  map[string]map[string]int{},
 		viol:        map[string]*modelViolation{},
