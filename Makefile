@@ -11,7 +11,7 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build test fuzz soak cluster-binaries verify run codegen manifests bench clean
+.PHONY: all build test fuzz model soak cluster-binaries verify run codegen manifests bench clean
 
 all: build
 
@@ -30,10 +30,22 @@ test:
 	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./pkg/e2e
 	$(MAKE) fuzz
 
-## fuzz: each fuzz target for FUZZ_TIME (seed corpus: f.Add and testdata/fuzz).
+## fuzz: each fuzz target for FUZZ_TIME (seed corpus: f.Add and testdata/fuzz), and
+## the model-based test on fresh seeds for FUZZ_TIME (each failure names its seed).
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
 	go test -run '^$$' -fuzz '^FuzzMostRecent$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
+	go test -count=1 -run '^TestModel$$' . -args -model.duration=$(FUZZ_TIME) -model.seeds=0 -model.first=$$(date +%s)
+
+MODEL_SEEDS ?= 2000
+MODEL_STEPS ?= 500
+MODEL_FIRST ?= 1
+
+## model: the model-based test (model_test.go), long: MODEL_SEEDS walks of MODEL_STEPS
+## steps from seed MODEL_FIRST, with the race detector. Replay one seed with
+## go test -run TestModel . -args -model.seed=N -model.steps=M
+model:
+	go test -race -count=1 -timeout 180m -run '^TestModel$$' . -args -model.seeds=$(MODEL_SEEDS) -model.steps=$(MODEL_STEPS) -model.first=$(MODEL_FIRST)
 
 ## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
 cluster-binaries:
