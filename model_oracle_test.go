@@ -84,6 +84,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
 
@@ -451,11 +452,21 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 
 func (w *modelWalk) runNowReused(x *modelCJ, name string) bool {
 	for v, n := range w.runNowSets[x.name] {
-		if job.ManualName(x.name, v) == name && n > 1 {
+		if n > 1 && slices.Contains(w.manualNames(x, v), name) {
 			return true
 		}
 	}
 	return false
+}
+
+// manualNames are the names the Job of run-now value may have: the name
+// hashes the key of the value handled before it, any the walk has set.
+func (w *modelWalk) manualNames(x *modelCJ, value string) []string {
+	out := []string{job.ManualName(x.name, "", value)}
+	for v := range w.runNowSets[x.name] {
+		out = append(out, job.ManualName(x.name, planner.RunNowKey(v), value))
+	}
+	return out
 }
 
 // checkGhost is I2: a Job for t only if t is after the CronJob's creation,
@@ -557,6 +568,10 @@ func (w *modelWalk) describeViews(x *modelCJ, views []modelView, t time.Time) st
 type modelPre struct {
 	active map[string]types.UID // x's unfinished Jobs not being deleted
 	jobsN  int                  // len(x.jobs)
+	// stored is x's status in the store before the sync: a Job whose run it
+	// does not record may outlive the history limit by a sync, since the
+	// controller prunes it only once a stored status records its run.
+	stored cronv1.CronJobStatus
 }
 
 type modelSyncResult struct {
@@ -579,8 +594,19 @@ func (r *modelSyncResult) recOrNil() *modelSyncRec {
 	return r.rec
 }
 
+// recorded reports whether the stored status before the sync records j's
+// run (for a run-now Job: whether a run-now value was recorded at all
+// before, and none changed; the walk's values are short).
+func (pre modelPre) recorded(j *batchv1.Job) bool {
+	if t, ok := job.ScheduledAt(j); ok {
+		last := pre.stored.LastScheduleTime
+		return last != nil && !t.After(last.Time)
+	}
+	return false
+}
+
 func (w *modelWalk) preSync(x *modelCJ) modelPre {
-	return modelPre{active: w.activeJobs(x), jobsN: len(x.jobs)}
+	return modelPre{active: w.activeJobs(x), jobsN: len(x.jobs), stored: *w.srv.cronJobs[x.skey].Status.DeepCopy()}
 }
 
 // activeJobs are x's Jobs in the store that have not finished and are not
@@ -965,18 +991,20 @@ func (w *modelWalk) checkRunNow(res *modelSyncResult) {
 		// Whether run-now works while the schedule cannot is not said.
 		return
 	}
-	name := job.ManualName(x.name, value)
+	names := w.manualNames(x, value)
 	for _, j := range x.jobs {
-		if j.manual && j.name == name {
+		if j.manual && slices.Contains(names, j.name) {
 			w.checked("I3 run-now value required to have started")
 			return
 		}
 	}
-	if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, name)]; ok && !job.IsControlledBy(j, string(x.uid)) {
-		return
+	for _, name := range names {
+		if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, name)]; ok && !job.IsControlledBy(j, string(x.uid)) {
+			return
+		}
 	}
 	w.checked("I3 run-now value required to have started")
-	w.violate("I3.run-now-not-started", "%s: run-now=%q has no Job %s after a settled sync", x.name, value, name)
+	w.violate("I3.run-now-not-started", "%s: run-now=%q has no Job (any of %s) after a settled sync", x.name, value, names)
 }
 
 // checkStatus is I4: the status agrees with the Jobs.
@@ -1085,12 +1113,16 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 			limit = spec.FailedJobsHistoryLimit
 		}
 		var kept []*batchv1.Job
+		unrecorded := 0
 		for _, j := range done {
 			if modelJobFinished(j) == kind {
 				kept = append(kept, j)
+				if !res.pre.recorded(j) {
+					unrecorded++
+				}
 			}
 		}
-		if limit != nil && len(kept) > int(*limit) {
+		if limit != nil && len(kept)-unrecorded > int(*limit) {
 			w.violate("I4.history-limit", "%s: %d %s Jobs kept, limit %d", x.name, len(kept), kind, *limit)
 		}
 		for _, c := range res.calls {
@@ -1223,11 +1255,18 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		x.anchor = nil
 		return
 	}
-	// A run counted while it may still start is its own finding.
+	// A run counted while it may still start is its own finding. A refusal
+	// (a foreign Job holding the name, a Job the API rejected) is final by
+	// the controller's rule: the run is counted and passed over, so that it
+	// holds back no later run.
 	newEarly := int64(0)
 	for _, m := range st.MissedRuns {
 		t := m.LastTime.Time
-		if m.Reason == cronv1.MissedSuperseded || x.countedEarly[t.Unix()] {
+		switch m.Reason {
+		case cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged:
+			continue
+		}
+		if x.countedEarly[t.Unix()] {
 			continue
 		}
 		if w.startable(x, gen, &spec, t, now) == modelYes {

@@ -53,6 +53,7 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -943,7 +944,13 @@ func (w *modelWalk) noteRunEnds(key string) {
 			continue
 		}
 		if r.manual {
-			if job.ManualName(x.name, st.LastRunNow) != r.name {
+			recorded := false
+			for v := range w.runNowSets[x.name] {
+				if planner.RunNowKey(v) == st.LastRunNow && slices.Contains(w.manualNames(x, v), r.name) {
+					recorded = true
+				}
+			}
+			if !recorded {
 				r.unrecorded = true
 			}
 		} else if st.LastScheduleTime == nil || st.LastScheduleTime.Time.Before(r.scheduled) {

@@ -266,23 +266,18 @@ func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 // takes over before the write, and that one would start the run again.
 func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 	var finished []Job
-	held := false
 	for _, j := range jobs {
-		if j.GetDeletionTimestamp() != nil || j.Finished() == "" {
-			continue
+		if j.GetDeletionTimestamp() == nil && j.Finished() != "" {
+			finished = append(finished, j)
 		}
-		if !p.recorded(j, written) {
-			held = true
-			continue
-		}
-		finished = append(finished, j)
-	}
-	if held {
-		// Look again once the status write has had time to land.
-		p.requeueBy(p.now.Add(time.Second))
 	}
 	spec := p.cj.Spec
 	for _, j := range job.ToPrune(finished, spec.SuccessfulJobsHistoryLimit, spec.FailedJobsHistoryLimit) {
+		if !p.recorded(j, written) {
+			// Look again once the status write has had time to land.
+			p.requeueBy(p.now.Add(time.Second))
+			continue
+		}
 		p.Deletes = append(p.Deletes, Delete{Name: j.GetName(), UID: j.GetUID(), Reason: DeleteHistory})
 	}
 }
@@ -501,7 +496,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	}
 	st.NextScheduleTime = timeOrNil(due.Next)
 	if !due.Next.IsZero() {
-		p.RequeueAfter = due.Next.Sub(now)
+		p.requeueBy(due.Next)
 	}
 	if due.Time.IsZero() {
 		return
