@@ -184,7 +184,11 @@ func TestDecide(t *testing.T) {
 			wantEvents: []string{"Normal MissingJob"}, wantRequeue: time.Minute, wantLast: at(-time.Hour)},
 		{name: "an active Job being deleted leaves active, and holds back nothing under Forbid",
 			cronJob: cronJob(last(at(-time.Hour)), active(nine), concurrency(cronv1.ForbidConcurrent)),
-			jobs: []*fakeJob{func() *fakeJob { j := runOf(at(-time.Hour), ""); j.DeletionTimestamp = ptr.To(metav1.NewTime(ten)); return j }()}, now: at(time.Second),
+			jobs: []*fakeJob{func() *fakeJob {
+				j := runOf(at(-time.Hour), "")
+				j.DeletionTimestamp = ptr.To(metav1.NewTime(ten))
+				return j
+			}()}, now: at(time.Second),
 			wantCreates: hours(10), wantRequeue: time.Hour - time.Second, wantLast: at(-time.Hour)},
 		{name: "an active Job not cached and not known gone stays", cronJob: cronJob(last(at(-time.Hour)), active(nine)), now: at(-time.Minute),
 			wantActive: hours(9), wantRequeue: time.Minute, wantLast: at(-time.Hour)},
