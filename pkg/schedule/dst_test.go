@@ -231,7 +231,8 @@ func expectedRuns(named map[time.Time]bool, wallClock bool, from, to time.Time) 
 //	    spring change that skipped one;
 //	(c) the runs strictly increase;
 //	(d) Next(x-1ns) == x for every run x, so Names agrees with Next;
-//	(e) the runs are exactly those a minute-by-minute walk of the rules finds.
+//	(e) the runs are exactly those a minute-by-minute walk of the rules finds;
+//	(f) Next from any instant in between is the first of those after it.
 func TestNextAcrossDaylightSavingChanges(t *testing.T) {
 	for _, zone := range walkZones {
 		loc, err := time.LoadLocation(zone)
@@ -300,8 +301,20 @@ func checkWalk(t *testing.T, ws walkSpec, zone string, from, to time.Time) {
 			}
 		}
 	}
-	if want := expectedRuns(named, wallClock, from, to); !slices.EqualFunc(runs, want, time.Time.Equal) { // (e)
+	want := expectedRuns(named, wallClock, from, to)
+	if !slices.EqualFunc(runs, want, time.Time.Equal) { // (e)
 		t.Errorf("runs:\n  %s\nwant:\n  %s", format(runs, loc), format(want, loc))
+	}
+	// (f) The controller asks from any instant, not only from a run: inside
+	// a repeated hour, on a fraction of a second.
+	for x := from; x.Before(to); x = x.Add(7*time.Minute + 13*time.Second + 1) {
+		i, _ := slices.BinarySearchFunc(want, x, func(r, x time.Time) int { return r.Compare(x.Add(time.Nanosecond)) })
+		if i == len(want) {
+			break
+		}
+		if got := s.Next(x); !got.Equal(want[i]) {
+			t.Errorf("Next(%s) = %s, want %s", x.In(loc).Format("2006-01-02 15:04:05.999999999 -0700"), got.In(loc).Format("2006-01-02 15:04 -0700"), want[i].In(loc).Format("2006-01-02 15:04 -0700"))
+		}
 	}
 }
 
