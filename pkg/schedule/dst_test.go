@@ -53,6 +53,9 @@ func TestDaylightSavingTime(t *testing.T) {
 			[]string{"2026-09-26T14:00:00Z", "2026-09-27T13:15:00Z"}},
 		{"Lord Howe hourly through spring: 02:00 does not exist", "Australia/Lord_Howe", "0 * * * *", "2026-10-03T14:00:00Z",
 			[]string{"2026-10-03T14:30:00Z", "2026-10-03T16:00:00Z", "2026-10-03T17:00:00Z"}},
+		// Beirut changes at midnight: on 29 March 2026 from 00:00 +02 to 01:00 +03.
+		{"Beirut hourly on Sundays, the Sunday spring skips 00:00", "Asia/Beirut", "45 * * * 0", "2026-03-28T12:00:00Z",
+			[]string{"2026-03-28T22:45:00Z", "2026-03-28T23:45:00Z"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,8 +87,9 @@ func TestMostRecentDoesNotRepeatAutumnTime(t *testing.T) {
 
 // The zones the DST walk covers: no changes (UTC, Asia/Kolkata), the usual
 // one-hour changes, half-hour offsets with one-hour changes (St_Johns,
-// Adelaide), a 45-minute offset (Chatham) and a 30-minute change (Lord_Howe).
-var walkZones = []string{"UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns", "Pacific/Chatham", "Australia/Adelaide"}
+// Adelaide), a 45-minute offset (Chatham), a 30-minute change (Lord_Howe)
+// and changes at midnight, so that spring skips 00:00 (Beirut).
+var walkZones = []string{"UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns", "Pacific/Chatham", "Australia/Adelaide", "Asia/Beirut"}
 
 var everyDay = []time.Weekday{time.Sunday, time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday}
 
