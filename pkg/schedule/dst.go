@@ -40,15 +40,40 @@ const (
 
 // nextWithDST is the first run strictly after t, by the rules above.
 func nextWithDST(sched cron.Schedule, loc *time.Location, t time.Time) time.Time {
+	if _, every := sched.(cron.ConstantDelaySchedule); every {
+		return sched.Next(t.In(loc)) // a fixed interval: no wall clock involved
+	}
 	spec, ok := dstAware(sched)
 	if !ok {
-		// cron's Next steps through real time, which is what absolute time
-		// means. Its trouble below is a step across a change landing in an
-		// hour it does not re-check; with every hour allowed, any hour is
-		// right.
-		return sched.Next(t.In(loc))
+		return nextAbsolute(sched, loc, t.In(loc))
 	}
 	return nextWallTime(spec, loc, t.In(loc))
+}
+
+// nextAbsolute is the first run strictly after t of a schedule that names
+// every hour: the first instant whose wall clock the schedule names.
+//
+// cron's Next is not trusted with a zone that changes here either: when a
+// change skips midnight (Beirut), its day loop steps back into the day
+// before and on past the day it wanted ("45 * * * 0" missed the Sunday).
+// Between two changes, though, the offset is fixed and the wall clock is
+// real time shifted, and cron on a fixed offset is exact. So ask cron on
+// the offset in force at t; an answer past the end of that offset's period
+// is not one, and the search moves on to the next period.
+func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Time {
+	from, period := t, t // runs are after from; period is in the one searched
+	// Like cron, give up at the end of the fifth year after t's.
+	for lastYear := t.Year() + 5; period.Year() <= lastYear; {
+		name, offset := period.Zone()
+		_, end := period.ZoneBounds()
+		n := sched.Next(from.In(time.FixedZone(name, offset)))
+		if n.IsZero() || end.IsZero() || n.Before(end) {
+			return n.In(loc)
+		}
+		// Next is strictly after its argument, and end itself may be a run.
+		from, period = end.Add(-time.Nanosecond), end
+	}
+	return time.Time{}
 }
 
 // nextWallTime is the first run strictly after t of a schedule that names
