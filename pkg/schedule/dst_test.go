@@ -295,7 +295,7 @@ func checkWalk(t *testing.T, ws walkSpec, zone string, from, to time.Time) {
 		perDay[x.In(loc).Format("2006-01-02")]++
 	}
 	if ws.onceOn != nil { // (a)
-		for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		for d := wall(from); d.Before(wall(to)); d = d.AddDate(0, 0, 1) { // dates, not instants: a day can be skipped
 			want := 0
 			if slices.Contains(ws.onceOn, d.Weekday()) {
 				want = 1
