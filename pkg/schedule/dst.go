@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -15,6 +16,9 @@ import (
 //
 // Schedules that fire every hour (0 * * * *, */5 * * * *) follow absolute
 // time through both changes: each real hour has its runs, none twice.
+//
+// The rules hold for changes of any size at any offset: Lord Howe moves its
+// clocks by 30 minutes, Chatham keeps a :45 offset.
 
 // dstAware reports whether sched names hours, so that DST shifts its runs.
 func dstAware(sched cron.Schedule) (*cron.SpecSchedule, bool) {
@@ -22,79 +26,174 @@ func dstAware(sched cron.Schedule) (*cron.SpecSchedule, bool) {
 	if !ok {
 		return nil, false
 	}
-	const allHours = 1<<24 - 1
 	return spec, spec.Hour&allHours != allHours
 }
 
-// nextWithDST is cron's Next adjusted for the two rules above.
+const (
+	allHours   = 1<<24 - 1
+	allMinutes = 1<<60 - 1
+	allSeconds = 1<<60 - 1
+	// cronStar is the bit cron sets in a day field written as * or ?, which
+	// decides how the two day fields combine (see dateMatches).
+	cronStar = 1 << 63
+)
+
+// nextWithDST is the first run strictly after t, by the rules above.
 func nextWithDST(sched cron.Schedule, loc *time.Location, t time.Time) time.Time {
-	t = t.In(loc)
-	n := sched.Next(t)
-	if _, ok := dstAware(sched); !ok {
-		return n
+	if _, every := sched.(cron.ConstantDelaySchedule); every {
+		return sched.Next(t.In(loc)) // a fixed interval: no wall clock involved
 	}
-	for !n.IsZero() && repeatedWallTime(n) {
-		n = sched.Next(n)
+	spec, ok := dstAware(sched)
+	if !ok {
+		return nextAbsolute(sched, loc, t.In(loc))
 	}
-	if g := skippedRun(sched, t, n); !g.IsZero() {
-		return g
-	}
-	return n
+	return nextWallTime(spec, loc, t.In(loc))
 }
 
-// repeatedWallTime reports whether the wall time of n already occurred
-// earlier with a larger UTC offset (the second pass through a fall-back).
-func repeatedWallTime(n time.Time) bool {
-	_, offset := n.Zone()
-	for _, d := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
-		p := n.Add(-d)
-		_, pOffset := p.Zone()
-		if pOffset != offset && sameWallClock(p, n) {
-			return true
+// nextAbsolute is the first run strictly after t of a schedule that names
+// every hour: the first instant whose wall clock the schedule names.
+//
+// cron's Next is not trusted with a zone that changes here either: when a
+// change skips midnight (Beirut), its day loop steps back into the day
+// before and on past the day it wanted ("45 * * * 0" missed the Sunday).
+// Between two changes, though, the offset is fixed and the wall clock is
+// real time shifted, and cron on a fixed offset is exact. So ask cron on
+// the offset in force at t; an answer past the end of that offset's period
+// is not one, and the search moves on to the next period.
+func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Time {
+	from, period := t, t // runs are after from; period is in the one searched
+	// Like cron, give up at the end of the fifth year after t's.
+	for lastYear := t.Year() + 5; period.Year() <= lastYear; {
+		name, offset := period.Zone()
+		_, end := period.ZoneBounds()
+		n := sched.Next(from.In(time.FixedZone(name, offset)))
+		if n.IsZero() || end.IsZero() || n.Before(end) {
+			return n.In(loc)
 		}
-	}
-	return false
-}
-
-func sameWallClock(a, b time.Time) bool {
-	ay, am, ad := a.Date()
-	by, bm, bd := b.Date()
-	return ay == by && am == bm && ad == bd && a.Hour() == b.Hour() && a.Minute() == b.Minute() && a.Second() == b.Second()
-}
-
-// skippedRun returns the instant of a spring-forward change in (t, n) if
-// the schedule names a wall time inside the hour the change skips, and the
-// zero time otherwise.
-func skippedRun(sched cron.Schedule, t, n time.Time) time.Time {
-	if n.IsZero() {
-		return time.Time{}
-	}
-	_, before := t.Zone()
-	_, after := n.Zone()
-	if after <= before {
-		return time.Time{}
-	}
-	// The change: the first second whose offset is the new one.
-	lo, hi := t, n
-	for hi.Sub(lo) > time.Second {
-		mid := lo.Add(hi.Sub(lo) / 2)
-		if _, o := mid.Zone(); o == before {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	change := hi.Truncate(time.Second)
-	if !change.After(t) || !change.Before(n) {
-		return time.Time{}
-	}
-	// Read the schedule on the old offset: a match before change+gap there
-	// is a wall time the clock jumped over.
-	old := time.FixedZone("", before)
-	gap := time.Duration(after-before) * time.Second
-	v := sched.Next(change.Add(-time.Second).In(old))
-	if !v.IsZero() && v.Before(change.Add(gap)) && !v.Before(change) {
-		return change
+		// Next is strictly after its argument, and end itself may be a run.
+		from, period = end.Add(-time.Nanosecond), end
 	}
 	return time.Time{}
+}
+
+// nextWallTime is the first run strictly after t of a schedule that names
+// its hours.
+//
+// cron's own Next cannot be patched up for these: it steps through real
+// time an hour or a minute at a time and re-checks the earlier fields only
+// when a field wraps to 0. Across a change that is not a whole hour on a
+// whole-hour offset its answers are wrong in ways no later check can undo:
+// in Lord Howe the minute loop runs from 01:59 +10:30 to 02:30 +11 and on to
+// 02:45 without looking at the hour (a second run of "45 1 * * *"), and the
+// hour loop, stepping from 01:00 +11 into 01:30 +10:30, leaves the minutes
+// at :30 so that "0 2 * * *" misses the day; in Chatham it even returns its
+// own argument, so skipping answers one by one never ends.
+//
+// So the search runs over wall times instead, which have no gaps and no
+// repeats: the wall times the schedule names, in order, each mapped to an
+// instant by the rules (wallInstant). That map never goes backwards: a
+// later wall time's first occurrence, or the change that skipped it, is
+// never earlier. So the first wall time whose instant is after t gives the
+// answer, and no wall time up to t's own can: it maps to t or earlier.
+func nextWallTime(spec *cron.SpecSchedule, loc *time.Location, t time.Time) time.Time {
+	from := wallClock(t).Truncate(time.Second)
+	firstDay := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC)
+	day := firstDay
+	// cron gives up at the end of the fifth year after t's; so does this,
+	// for the same answer on schedules that never fire ("0 0 30 2 *").
+	for lastYear := day.Year() + 5; day.Year() <= lastYear; {
+		if spec.Month&(1<<uint(day.Month())) == 0 {
+			day = day.AddDate(0, 1, 1-day.Day())
+			continue
+		}
+		if dateMatches(spec, day) {
+			for h := range setBits(spec.Hour & allHours) {
+				if day.Equal(firstDay) && h < from.Hour() {
+					continue
+				}
+				for m := range setBits(spec.Minute & allMinutes) {
+					for s := range setBits(spec.Second & allSeconds) {
+						w := day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second)
+						if !w.After(from) {
+							continue
+						}
+						// Usually the first candidate; more only while t is
+						// in the second pass of repeated wall times.
+						if n := wallInstant(w, loc); n.After(t) {
+							return n
+						}
+					}
+				}
+			}
+		}
+		day = day.AddDate(0, 0, 1)
+	}
+	return time.Time{}
+}
+
+// setBits yields the positions of the bits set in b, lowest first.
+func setBits(b uint64) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for ; b != 0; b &= b - 1 {
+			if !yield(bits.TrailingZeros64(b)) {
+				return
+			}
+		}
+	}
+}
+
+// dateMatches reports whether the schedule's day fields allow the date of
+// day. As in every cron, when both day fields are restricted either one is
+// enough ("0 0 1 * 1": the 1st and every Monday); when either is * both must
+// hold.
+func dateMatches(spec *cron.SpecSchedule, day time.Time) bool {
+	dom := spec.Dom&(1<<uint(day.Day())) != 0
+	dow := spec.Dow&(1<<uint(day.Weekday())) != 0
+	if spec.Dom&cronStar != 0 || spec.Dow&cronStar != 0 {
+		return dom && dow
+	}
+	return dom || dow
+}
+
+// wallClock is the wall clock of t in its zone, held as a time in UTC so
+// that wall times compare and add without any zone.
+func wallClock(t time.Time) time.Time {
+	_, offset := t.Zone()
+	return t.UTC().Add(time.Duration(offset) * time.Second)
+}
+
+// wallInstant maps wall time w (held in UTC, as wallClock gives it) to its
+// run in loc: the instant w occurs, the first of the two in autumn, and for
+// a wall time a spring change skips, the instant of the change.
+func wallInstant(w time.Time, loc *time.Location) time.Time {
+	x := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, loc)
+	start, end := x.ZoneBounds()
+	// Near a change time.Date picks one of the two offsets without saying
+	// which, so read w on the offsets on both sides of x's zone period too;
+	// a reading whose wall clock is w is an occurrence.
+	// (A zone period without a change on one side just reads x again.)
+	near := [3]time.Time{x, x, x}
+	if !start.IsZero() {
+		near[1] = start.Add(-time.Nanosecond)
+	}
+	if !end.IsZero() {
+		near[2] = end
+	}
+	var first time.Time
+	for _, n := range near {
+		_, offset := n.Zone()
+		at := w.Add(-time.Duration(offset) * time.Second).In(loc)
+		if wallClock(at).Equal(w) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	if !first.IsZero() {
+		return first
+	}
+	// w never occurs, and x lies on one side of the gap: its wall clock is
+	// past w if x is after the change, which then began x's zone period.
+	if wallClock(x).After(w) {
+		return start
+	}
+	return end
 }
