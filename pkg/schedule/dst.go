@@ -67,7 +67,10 @@ func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Tim
 		name, offset := period.Zone()
 		_, end := period.ZoneBounds()
 		n := sched.Next(from.In(time.FixedZone(name, offset)))
-		if n.IsZero() || end.IsZero() || n.Before(end) {
+		// A period that does not end after it starts (times past what the
+		// zone database can say, as from a clock gone wrong) ends the
+		// search too: the loop must move forward.
+		if n.IsZero() || end.IsZero() || n.Before(end) || !end.After(period) {
 			return n.In(loc)
 		}
 		// Next is strictly after its argument, and end itself may be a run.
