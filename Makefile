@@ -35,6 +35,7 @@ test:
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
 	go test -run '^$$' -fuzz '^FuzzMostRecent$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
+	go test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
 	go test -count=1 -run '^TestModel$$' . -args -model.duration=$(FUZZ_TIME) -model.seeds=0 -model.first=$$(date +%s)
 
 MODEL_SEEDS ?= 2000
@@ -42,10 +43,12 @@ MODEL_STEPS ?= 500
 MODEL_FIRST ?= 1
 
 ## model: the model-based test (model_test.go), long: MODEL_SEEDS walks of MODEL_STEPS
-## steps from seed MODEL_FIRST, with the race detector. Replay one seed with
-## go test -run TestModel . -args -model.seed=N -model.steps=M
+## steps from seed MODEL_FIRST, with the race detector; then the planner's
+## simulated walks (pkg/planner/probe_sim_test.go) at twenty times their seeds.
+## Replay one seed with go test -run TestModel . -args -model.seed=N -model.steps=M
 model:
 	go test -race -count=1 -timeout 180m -run '^TestModel$$' . -args -model.seeds=$(MODEL_SEEDS) -model.steps=$(MODEL_STEPS) -model.first=$(MODEL_FIRST)
+	go test -count=1 -timeout 60m -run '^TestProbeSim' ./pkg/planner -args -sim.scale=20
 
 ## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
 cluster-binaries:

@@ -385,7 +385,7 @@ var simBase = simOptions{
 }
 
 func TestProbeSimCron(t *testing.T) {
-	for seed := int64(1); seed <= int64(60*(*simScale)); seed++ {
+	for seed := int64(1); seed <= int64(25*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, simBase); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -407,7 +407,7 @@ func TestProbeSimStats(t *testing.T) {
 func TestProbeSimEvery(t *testing.T) {
 	o := simBase
 	o.specs = []string{"@every 30m", "@every 1h", "@every 45m", "0 * * * *", "*/15 * * * *", "@every 2h"}
-	for seed := int64(1); seed <= int64(60*(*simScale)); seed++ {
+	for seed := int64(1); seed <= int64(25*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -425,7 +425,7 @@ func TestProbeSimUncappedEdits(t *testing.T) {
 	// the promise (nothing twice, nothing that is not a run) still hold.
 	o.looseCounts = true
 	o.editP = 0.5
-	for seed := int64(1); seed <= int64(40*(*simScale)); seed++ {
+	for seed := int64(1); seed <= int64(15*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
@@ -465,7 +465,7 @@ func TestProbeSimClockBack(t *testing.T) {
 	o.looseCounts = true
 	o.steps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 20 * time.Minute, time.Hour, -30 * time.Second, -10 * time.Minute, -time.Hour}
 	o.specs = append(slices.Clone(o.specs), "@every 30m", "@every 50m")
-	for seed := int64(1); seed <= int64(80*(*simScale)); seed++ {
+	for seed := int64(1); seed <= int64(30*(*simScale)); seed++ {
 		if msg, trace := runSim(seed, 300, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
