@@ -178,6 +178,15 @@ func (w *modelWalk) named(x *modelCJ, gen int64, t time.Time, exact bool) modelT
 				anchors = append(anchors, j.scheduled)
 			}
 		}
+		// The controller counts a grid from the last instant settled, and a
+		// run counted as missed settles it too (all but ScheduleChanged).
+		if cj, ok := w.srv.cronJobs[x.skey]; ok {
+			for _, m := range cj.Status.MissedRuns {
+				if m.Reason != cronv1.MissedScheduleChanged {
+					anchors = append(anchors, m.LastTime.Time)
+				}
+			}
+		}
 		for _, a := range anchors {
 			if t.After(a) && t.Sub(a)%n.every == 0 {
 				return modelYes
@@ -735,11 +744,19 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		w.stat("I3 nothing required: suspended")
 		return
 	}
-	// Due as the sync began: the runs it should have started.
+	// Due as the sync began: the runs it should have started. A run the
+	// stored status counted as missed (but for ScheduleChanged, which
+	// settles nothing) can no longer start, nor any before it: the
+	// controller's rule, which I3's accounting checks separately.
 	prev := x.prevRun(res.pre.jobsN)
 	lower := x.created
 	if prev.After(lower) {
 		lower = prev
+	}
+	for _, m := range res.pre.stored.MissedRuns {
+		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(lower) {
+			lower = m.LastTime.Time
+		}
 	}
 	views := w.views(x, w.ctl.id)
 	limit := 1
