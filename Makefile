@@ -30,13 +30,11 @@ test:
 	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./pkg/e2e
 	$(MAKE) fuzz
 
-## fuzz: each fuzz target for FUZZ_TIME (seed corpus: f.Add and testdata/fuzz), and
-## the model-based test on fresh seeds for FUZZ_TIME (each failure names its seed).
+## fuzz: each fuzz target for FUZZ_TIME (seed corpus: f.Add and testdata/fuzz).
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
 	go test -run '^$$' -fuzz '^FuzzMostRecent$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
 	go test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZ_TIME) ./pkg/schedule
-	go test -count=1 -run '^TestModel$$' . -args -model.duration=$(FUZZ_TIME) -model.seeds=0 -model.first=$$(date +%s)
 
 MODEL_SEEDS ?= 2000
 MODEL_STEPS ?= 500
@@ -53,6 +51,7 @@ MODEL_KNOWN ?=
 model:
 	go test -race -count=1 -timeout 180m -run '^TestModel$$' . -args -model.seeds=$(MODEL_SEEDS) -model.steps=$(MODEL_STEPS) -model.first=$(MODEL_FIRST) -model.lag=any -model.known=$(MODEL_KNOWN)
 	go test -count=1 -timeout 60m -run '^TestProbeSim' ./pkg/planner -args -sim.scale=20
+	go test -count=1 -run '^TestModel$$' . -args -model.duration=5m -model.seeds=0 -model.first=$$(date +%s) -model.known=$(MODEL_KNOWN)
 
 ## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
 cluster-binaries:
