@@ -86,8 +86,9 @@ func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Tim
 // in Lord Howe the minute loop runs from 01:59 +10:30 to 02:30 +11 and on to
 // 02:45 without looking at the hour (a second run of "45 1 * * *"), and the
 // hour loop, stepping from 01:00 +11 into 01:30 +10:30, leaves the minutes
-// at :30 so that "0 2 * * *" misses the day; in Chatham it even returns its
-// own argument, so skipping answers one by one never ends.
+// at :30 so that "0 2 * * *" misses the day; in Chatham it can return its
+// argument itself ("45 3 * * *" from 02:45 +12:45 on 2026-04-05), so even a
+// loop that re-asks it past a wrong answer need not end.
 //
 // So the search runs over wall times instead, which have no gaps and no
 // repeats: the wall times the schedule names, in order, each mapped to an
