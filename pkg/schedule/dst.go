@@ -65,7 +65,7 @@ func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Tim
 	// Like cron, give up at the end of the fifth year after t's.
 	for lastYear := t.Year() + 5; period.Year() <= lastYear; {
 		name, offset := period.Zone()
-		_, end := period.ZoneBounds()
+		end := periodEnd(period)
 		n := sched.Next(from.In(time.FixedZone(name, offset)))
 		// A period that does not end after it starts (times past what the
 		// zone database can say, as from a clock gone wrong) ends the
@@ -89,8 +89,9 @@ func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Tim
 // in Lord Howe the minute loop runs from 01:59 +10:30 to 02:30 +11 and on to
 // 02:45 without looking at the hour (a second run of "45 1 * * *"), and the
 // hour loop, stepping from 01:00 +11 into 01:30 +10:30, leaves the minutes
-// at :30 so that "0 2 * * *" misses the day; in Chatham it even returns its
-// own argument, so skipping answers one by one never ends.
+// at :30 so that "0 2 * * *" misses the day; in Chatham it can return its
+// argument itself ("45 3 * * *" from 02:45 +12:45 on 2026-04-05), so even a
+// loop that re-asks it past a wrong answer need not end.
 //
 // So the search runs over wall times instead, which have no gaps and no
 // repeats: the wall times the schedule names, in order, each mapped to an
@@ -165,38 +166,68 @@ func wallClock(t time.Time) time.Time {
 	return t.UTC().Add(time.Duration(offset) * time.Second)
 }
 
+// periodEnd is the end of the zone period t is in: the next instant the
+// offset may change, or the zero time if it never does.
+func periodEnd(t time.Time) time.Time {
+	_, end := t.ZoneBounds()
+	if !end.IsZero() && !end.After(t) {
+		// golang/go#81583: past the end of a zone's table, in the last UTC
+		// day of a leap year, ZoneBounds reports an end before t. The
+		// period Go computes then ends at the UTC new year (it is where the
+		// next one starts), and no offset changes there. Without this, a
+		// search that moves from period to period never moves.
+		end = time.Date(t.UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).In(t.Location())
+	}
+	return end
+}
+
+// maxShift bounds a clock change: offsets run from -12 to +14 hours (Samoa
+// moved by 24 hours in 2011, skipping 30 December), so readings of one wall
+// time on two offsets, and the instants around a change that the change
+// makes ambiguous or skips, are never further apart.
+const maxShift = 26 * time.Hour
+
 // wallInstant maps wall time w (held in UTC, as wallClock gives it) to its
 // run in loc: the instant w occurs, the first of the two in autumn, and for
 // a wall time a spring change skips, the instant of the change.
 func wallInstant(w time.Time, loc *time.Location) time.Time {
 	x := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, loc)
-	start, end := x.ZoneBounds()
 	// Near a change time.Date picks one of the two offsets without saying
-	// which, so read w on the offsets on both sides of x's zone period too;
-	// a reading whose wall clock is w is an occurrence.
-	// (A zone period without a change on one side just reads x again.)
-	near := [3]time.Time{x, x, x}
-	if !start.IsZero() {
-		near[1] = start.Add(-time.Nanosecond)
-	}
-	if !end.IsZero() {
-		near[2] = end
-	}
-	var first time.Time
-	for _, n := range near {
-		_, offset := n.Zone()
+	// which, so read w on the offsets in force a little before and after x
+	// too (not on ZoneBounds, which can be wrong: see periodEnd); a reading
+	// whose wall clock is w is an occurrence.
+	var first, lo, hi time.Time
+	for _, near := range []time.Time{x.Add(-maxShift), x, x.Add(maxShift)} {
+		_, offset := near.Zone()
 		at := w.Add(-time.Duration(offset) * time.Second).In(loc)
-		if wallClock(at).Equal(w) && (first.IsZero() || at.Before(first)) {
-			first = at
+		if wallClock(at).Equal(w) {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			continue
+		}
+		// Not an occurrence: at is before the gap if its wall clock is
+		// short of w, after it otherwise.
+		if wallClock(at).Before(w) {
+			if lo.IsZero() || at.After(lo) {
+				lo = at
+			}
+		} else if hi.IsZero() || at.Before(hi) {
+			hi = at
 		}
 	}
-	if !first.IsZero() {
-		return first
+	if !first.IsZero() || lo.IsZero() || hi.IsZero() {
+		return first // zero only if loc is stranger than any zone on record
 	}
-	// w never occurs, and x lies on one side of the gap: its wall clock is
-	// past w if x is after the change, which then began x's zone period.
-	if wallClock(x).After(w) {
-		return start
+	// w never occurs: the change is the first instant after lo whose wall
+	// clock is past w. Changes fall on whole seconds.
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+		if wallClock(mid).After(w) {
+			hi = mid
+		} else {
+			lo = mid
+		}
 	}
-	return end
+	return hi
 }
