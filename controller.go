@@ -524,6 +524,12 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	}
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
 	if status, ok := c.deferred.Take(key, cj.UID); ok {
+		if status.ObservedGeneration != cj.Generation {
+			// The spec changed after that decision. The Jobs it started are
+			// facts and stay; its unwritten misses were judged by the old
+			// spec (a deadline, a catch-up policy) and are judged again.
+			status.MissedRuns = v.written.DeepCopy().MissedRuns
+		}
 		cj.Status = *status
 	}
 	jobs, err := c.jobsOwnedBy(cj)

@@ -418,3 +418,38 @@ func (f *fixture) recorderMessages() []string {
 		}
 	}
 }
+
+// A status write that fails keeps its decision for the retry, but a miss is
+// a decision of the spec it was made under. When the user's edit arrives
+// before the retry (here catchUpPolicy None -> Latest, which lets the 10:00
+// run start 36 minutes late), the retry decides that run again under the new
+// spec instead of counting it missed on the old one's word. (Model seed
+// 1795428002.)
+func TestEditAfterAFailedStatusWriteDecidesMissesAgain(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(36*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), catchUp(cronv1.CatchUpNone, nil))
+	c, _, cronFactory := f.newController(ctx)
+	f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(cronv1.Resource("cronjobs"), "cj", errors.New("stale"))
+	})
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
+		t.Fatalf("want the conflict, got %v", err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Fatalf("under catchUpPolicy None a run 36 minutes late must not start, created %q", got)
+	}
+	edited := f.cronJob.DeepCopy()
+	edited.Generation++
+	edited.Spec.CatchUpPolicy = cronv1.CatchUpLatest
+	cacheCronJob(t, cronFactory, edited)
+	f.client.ReactionChain = f.client.ReactionChain[1:]
+	f.kubeclient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
+		t.Errorf("after the edit the retry created %q, want the 10:00 run", got)
+	}
+}
