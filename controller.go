@@ -597,7 +597,7 @@ func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planne
 		}
 	}
 	for _, create := range plan.Creates {
-		if !create.Manual && scheduledBlocked {
+		if (!create.Manual && scheduledBlocked) || !plan.Wants(create) {
 			continue
 		}
 		created, err := c.createJob(ctx, cj, create, plan)

@@ -453,3 +453,25 @@ func TestEditAfterAFailedStatusWriteDecidesMissesAgain(t *testing.T) {
 		t.Errorf("after the edit the retry created %q, want the 10:00 run", got)
 	}
 }
+
+// Under Forbid a catch-up starts the oldest run it can, one at a time. A run
+// whose name a foreign Job holds cannot start, so the next one starts in the
+// same sync instead of a day later. (Model seed 1795428056.)
+func TestForbidCatchUpPastATakenName(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-3*time.Hour)), catchUp(cronv1.CatchUpAll, nil), policy(cronv1.ForbidConcurrent))
+	f.jobs = []*batchv1.Job{newJob(at(-2*time.Hour), running, func(j *batchv1.Job) { j.OwnerReferences[0].UID = "someone-else" })}
+	c, _, _ := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := created(f), []string{jobName(at(-time.Hour))}; !slices.Equal(got, want) {
+		t.Errorf("created %q, want %q: the oldest run that can start, and only it", got, want)
+	}
+	w := f.writtenStatus()
+	if w == nil || !w.Status.LastScheduleTime.Time.Equal(at(-time.Hour)) ||
+		!slices.ContainsFunc(w.Status.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == "NameTaken" && m.Count == 1 }) {
+		t.Errorf("status %+v, want 09:00 last and the 08:00 run counted as NameTaken", w)
+	}
+}

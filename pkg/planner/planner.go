@@ -25,8 +25,10 @@
 //     oldest first; older runs are counted as missed, each once, when they
 //     can no longer start;
 //   - a run later than its starting deadline is missed; under Forbid a run
-//     waits, uncounted, while an earlier Job is active; under Replace the
-//     active Jobs are deleted first.
+//     waits, uncounted, while an earlier Job is active, and runs start one
+//     at a time, the oldest that can (a run refused for good gives way to
+//     the next in the same sync); under Replace the active Jobs are
+//     deleted first.
 package planner
 
 import (
@@ -175,7 +177,8 @@ type Plan struct {
 	Status cronv1.CronJobStatus
 	// Deletes come first; Replace deletes before any scheduled create.
 	Deletes []Delete
-	// Creates come after the deletes, a manual one first.
+	// Creates come after the deletes, a manual one first. Make each only
+	// if Wants it, after reporting the outcomes of those before it.
 	Creates []Create
 	// Events to emit, in order.
 	Events []Event
@@ -186,6 +189,17 @@ type Plan struct {
 
 	cj  *cronv1.CronJob
 	now time.Time
+	// oneAtATime: the scheduled creates are alternatives (Forbid).
+	oneAtATime bool
+	// scheduledStarted: a scheduled run's Job was reported started.
+	scheduledStarted bool
+}
+
+// Wants reports whether c is still to be made, given the outcomes reported
+// so far. Under Forbid the scheduled creates are alternatives, oldest first:
+// once one has started, the rest wait for it to finish.
+func (p *Plan) Wants(c Create) bool {
+	return c.Manual || !p.oneAtATime || !p.scheduledStarted
 }
 
 // Decide plans what a sync of in.CronJob does at in.Now.
@@ -577,7 +591,10 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	}
 	switch spec.ConcurrencyPolicy {
 	case cronv1.ForbidConcurrent:
-		runs = runs[:1]
+		// Alternatives, oldest first: a run refused for good (its name
+		// taken, its Job rejected) gives way to the next; the first that
+		// starts holds back the rest (Wants).
+		p.oneAtATime = true
 	case cronv1.ReplaceConcurrent:
 		for _, ref := range st.Active {
 			p.Deletes = append(p.Deletes, Delete{Name: ref.Name, UID: ref.UID, Reason: DeleteReplace})
@@ -725,6 +742,7 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 	if c.Manual {
 		st.LastRunNow = RunNowKey(c.Value)
 	} else {
+		p.scheduledStarted = true
 		p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
 			fmt.Sprintf("Job %s is the run of %s", j.GetName(), formatTime(c.Time)))
 		if st.LastScheduleTime == nil || c.Time.After(st.LastScheduleTime.Time) {

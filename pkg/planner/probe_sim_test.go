@@ -187,7 +187,7 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 		var newly []time.Time
 		blocked := false
 		for _, c := range p.Creates {
-			if c.Manual || blocked {
+			if c.Manual || blocked || !p.Wants(c) {
 				continue
 			}
 			if j, ok := jobs[c.Job.Name]; ok {

@@ -26,6 +26,9 @@ import (
 func startAll(p *Plan) []*fakeJob {
 	var made []*fakeJob
 	for _, c := range p.Creates {
+		if !p.Wants(c) {
+			continue
+		}
 		var j *fakeJob
 		if c.Manual {
 			j = &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: c.Job.Name, Namespace: "default", UID: types.UID("uid-" + c.Job.Name)}, manual: true}
