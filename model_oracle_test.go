@@ -1275,7 +1275,10 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	// A run counted while it may still start is its own finding. A refusal
 	// (a foreign Job holding the name, a Job the API rejected) is final by
 	// the controller's rule: the run is counted and passed over, so that it
-	// holds back no later run.
+	// holds back no later run. A miss counted and written under one spec
+	// stays counted when a later edit (a longer deadline, catchUpPolicy
+	// All) would have let the run start: the controller does not take a
+	// published miss back (docs/differential.md).
 	newEarly := int64(0)
 	for _, m := range st.MissedRuns {
 		t := m.LastTime.Time
@@ -1285,6 +1288,12 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		}
 		if x.countedEarly[t.Unix()] {
 			continue
+		}
+		entry := fmt.Sprintf("%s@%d", m.Reason, t.Unix())
+		if under, ok := x.missedUnder[entry]; !ok {
+			x.missedUnder[entry] = gen
+		} else if under != gen {
+			continue // judged under the spec it was counted by
 		}
 		if w.startable(x, gen, &spec, t, now) == modelYes {
 			x.countedEarly[t.Unix()] = true
