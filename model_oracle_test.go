@@ -759,10 +759,7 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		}
 	}
 	views := w.views(x, w.ctl.id)
-	limit := 1
-	if spec.CatchUpPolicy == cronv1.CatchUpAll {
-		limit = int(ptr.Deref(spec.CatchUpLimit, 10))
-	}
+	limit := modelCatchUpLimit(&spec)
 	newest, status := w.newestOwed(x, gen, views, lower, now, limit, modelDeadline(&spec))
 	switch status {
 	case modelNotEnumerable:
@@ -782,15 +779,6 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	if len(expected) == 0 {
 		w.stat("I3 nothing required: no run due within the deadline")
 		return
-	}
-	if spec.CatchUpPolicy == cronv1.CatchUpAll && spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent {
-		// Each replaces the one before: the newest is what must run, by
-		// the time the controller stops asking to be called back.
-		if res.requeue > 0 && res.requeue <= time.Second {
-			w.stat("I3 nothing required: Replace catching up")
-			return
-		}
-		expected = expected[:1]
 	}
 	active := w.activeJobs(x)
 	var missing []time.Time
@@ -1327,10 +1315,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			owed = append(owed, t)
 		}
 	}
-	limit := 1
-	if spec.CatchUpPolicy == cronv1.CatchUpAll {
-		limit = int(ptr.Deref(spec.CatchUpLimit, 10))
-	}
+	limit := modelCatchUpLimit(&spec)
 	// canStart says whether owed[i] may still start at T, given the first
 	// n Jobs: after the last run, within the deadline, and among the newest
 	// limit runs due by T.
@@ -1437,10 +1422,7 @@ func (w *modelWalk) startable(x *modelCJ, gen int64, spec *cronv1.CronJobSpec, t
 	if !ok {
 		return modelUnknown
 	}
-	limit := 1
-	if spec.CatchUpPolicy == cronv1.CatchUpAll {
-		limit = int(ptr.Deref(spec.CatchUpLimit, 10))
-	}
+	limit := modelCatchUpLimit(spec)
 	n := 0
 	for _, u := range later {
 		switch w.owed(x, views, u, true) {
@@ -1462,4 +1444,14 @@ func modelDescribeMissed(ms []cronv1.MissedRuns) string {
 		return "empty"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// modelCatchUpLimit is how many of the newest due runs may start: under
+// catchUpPolicy All up to catchUpLimit, except under Replace, where each
+// run would replace the one before, so only the latest is owed.
+func modelCatchUpLimit(spec *cronv1.CronJobSpec) int {
+	if spec.CatchUpPolicy == cronv1.CatchUpAll && spec.ConcurrencyPolicy != cronv1.ReplaceConcurrent {
+		return int(ptr.Deref(spec.CatchUpLimit, 10))
+	}
+	return 1
 }
