@@ -286,8 +286,12 @@ func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 		}
 	}
 	spec := p.cj.Spec
+	// Oldest first within each kind; a Job held holds every newer one of
+	// its kind, so the history never keeps an older Job than it deletes.
+	held := map[batchv1.JobConditionType]bool{}
 	for _, j := range job.ToPrune(finished, spec.SuccessfulJobsHistoryLimit, spec.FailedJobsHistoryLimit) {
-		if !p.recorded(j, written) {
+		if held[j.Finished()] || !p.recorded(j, written) {
+			held[j.Finished()] = true
 			// Look again once the status write has had time to land.
 			p.requeueBy(p.now.Add(time.Second))
 			continue

@@ -449,3 +449,27 @@ func mustParse(t *testing.T, spec, zone string) *schedule.Schedule {
 	}
 	return s
 }
+
+// History is pruned oldest first. A Job whose run the written status does
+// not record yet is held (deleting it could start its run again after a
+// crash), and so is every newer Job of its kind: the history never keeps an
+// older Job while deleting a newer one. (Model seed 1795428039.)
+func TestPruneHoldsNewerJobsBehindAnUnrecordedOne(t *testing.T) {
+	eight := runOf(at(-2*time.Hour), batchv1.JobComplete)
+	manual := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: "cj-manual", Namespace: "default", UID: "uid-manual"},
+		manual: true, started: &metav1.Time{Time: at(-time.Hour)}, finished: batchv1.JobComplete}
+	tenJob := runOf(ten, batchv1.JobComplete)
+	cj := cronJob(last(at(-3 * time.Hour)))
+	cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+	written := cj.Status.DeepCopy()
+	cj.Status.LastScheduleTime = &metav1.Time{Time: tenJob.scheduled} // decided, not written yet
+	p := Decide(Input{CronJob: cj, Jobs: []Job{eight, manual, tenJob}, Now: at(time.Minute), Written: written})
+	if got := names(p.Deletes, func(d Delete) string { return d.Name }); len(got) != 0 {
+		t.Errorf("deleted %q while the older %s waits for its run to be recorded", got, eight.Name)
+	}
+	written.LastScheduleTime = &metav1.Time{Time: tenJob.scheduled}
+	p = Decide(Input{CronJob: cj, Jobs: []Job{eight, manual, tenJob}, Now: at(time.Minute), Written: written})
+	if got, want := names(p.Deletes, func(d Delete) string { return d.Name }), []string{eight.Name, manual.Name}; !slices.Equal(got, want) {
+		t.Errorf("once recorded, deleted %q, want %q", got, want)
+	}
+}
