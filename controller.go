@@ -76,6 +76,9 @@ type Controller struct {
 	// deletedJobs are the Jobs this process deleted that the cache may
 	// still show.
 	deletedJobs *ownwrites.Deletes
+	// failedCreates are Jobs whose create failed in a way that does not
+	// say whether the API server applied it; a sync looks them up.
+	failedCreates *ownwrites.Attempts
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
 	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
@@ -129,6 +132,7 @@ func NewController(
 		}),
 		writtenCronJobs: ownwrites.New[*slim.CronJob](clk, ownWritesTTL, nil),
 		deletedJobs:     ownwrites.NewDeletes(clk, ownWritesTTL),
+		failedCreates:   ownwrites.NewAttempts(clk, ownWritesTTL),
 		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -536,6 +540,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if err != nil {
 		return nil, err
 	}
+	jobs = c.resolveFailedCreates(ctx, cj, jobs)
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
@@ -555,6 +560,33 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		}
 	}
 	return v, nil
+}
+
+// resolveFailedCreates looks up the Jobs of cj whose create failed without
+// saying whether it was applied, and adds those that exist to jobs: a run
+// whose response was lost started, and must not be counted as missed or
+// started again under a name the cache does not show yet.
+func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJob, jobs []planner.Job) []planner.Job {
+	for _, key := range c.failedCreates.Of(cj.UID) {
+		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetName() == key.Name }) {
+			c.failedCreates.Forget(key)
+			continue
+		}
+		live, err := c.jobs.Get(ctx, key.Namespace, key.Name)
+		switch {
+		case err == nil:
+			c.failedCreates.Forget(key)
+			if mine := slim.NewJob(live); job.IsControlledBy(mine, string(cj.UID)) {
+				c.createdJobs.Wrote(mine)
+				jobs = append(jobs, mine)
+			}
+		case apierrors.IsNotFound(err):
+			c.failedCreates.Forget(key)
+		default:
+			klog.FromContext(ctx).V(2).Info("Looking up a Job whose create failed failed; asking again next sync", "job", klog.KRef(key.Namespace, key.Name), "err", err)
+		}
+	}
+	return jobs
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and
@@ -658,6 +690,7 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, create p
 		plan.NotStarted(create, planner.Rejected, err.Error())
 		return false, nil
 	default:
+		c.failedCreates.Failed(key, cj.UID)
 		plan.CreateFailed(create, err)
 		return false, fmt.Errorf("creating Job %s for %s: %w", want.Name, create.What(), err)
 	}

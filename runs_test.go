@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
@@ -473,5 +474,48 @@ func TestForbidCatchUpPastATakenName(t *testing.T) {
 	if w == nil || !w.Status.LastScheduleTime.Time.Equal(at(-time.Hour)) ||
 		!slices.ContainsFunc(w.Status.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == "NameTaken" && m.Count == 1 }) {
 		t.Errorf("status %+v, want 09:00 last and the 08:00 run counted as NameTaken", w)
+	}
+}
+
+// A create whose response was lost (the API server applied it, the
+// connection dropped) leaves the run's fate unknown to the controller. The
+// next sync, past the starting deadline and on a cache that has not seen
+// the Job yet, must look before it counts the run as missed: the run
+// started. (Model seed 1795500264.)
+func TestLostCreateResponseIsNoMiss(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(2*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
+	c, _, _ := f.newController(ctx)
+	lose := true
+	f.kubeclient.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
+		if !lose {
+			return false, nil, nil
+		}
+		j := action.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+		j.UID = types.UID("uid-" + j.Name)
+		j.CreationTimestamp = metav1.NewTime(f.clock.Now())
+		if err := f.kubeclient.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, nil, errors.New("http2: client connection lost")
+	})
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the lost response was not reported")
+	}
+	lose = false
+	f.clock.Step(30 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	w := f.writtenStatus()
+	if w == nil {
+		t.Fatal("no status written")
+	}
+	if len(w.Status.MissedRuns) != 0 || w.Status.LastScheduleTime == nil || !w.Status.LastScheduleTime.Time.Equal(topOfHour) ||
+		len(w.Status.Active) != 1 || w.Status.Active[0].Name != jobName(topOfHour) {
+		t.Errorf("status: last %v, active %v, missed %+v; want the 10:00 run started and active, nothing missed",
+			w.Status.LastScheduleTime, w.Status.Active, w.Status.MissedRuns)
 	}
 }
