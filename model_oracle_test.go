@@ -1281,11 +1281,8 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		if x.countedEarly[t.Unix()] {
 			continue
 		}
-		entry := fmt.Sprintf("%s@%d", m.Reason, t.Unix())
-		if under, ok := x.missedUnder[entry]; !ok {
-			x.missedUnder[entry] = gen
-		} else if under != gen {
-			continue // judged under the spec it was counted by
+		if under := w.srv.missedUnder[modelMissedKey(x.skey, m)]; under != 0 && under != gen {
+			continue // counted under another spec, and final
 		}
 		if w.startable(x, gen, &spec, t, now) == modelYes {
 			x.countedEarly[t.Unix()] = true

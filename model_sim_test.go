@@ -185,6 +185,10 @@ type modelServer struct {
 	// onJobDeleting every Job the controller is about to delete.
 	onJobCreated  func(j *batchv1.Job, lost bool)
 	onJobDeleting func(key string)
+	// missedUnder is, for each missed-run entry (modelMissedKey), the
+	// observedGeneration of the status write that first stored it: the
+	// spec the controller counted the miss under.
+	missedUnder map[string]int64
 
 	kube *k8sfake.Clientset
 	cron *fake.Clientset
@@ -192,12 +196,13 @@ type modelServer struct {
 
 func newModelServer(clk *testingclock.FakeClock, seed int64) *modelServer {
 	s := &modelServer{
-		clock:    clk,
-		jobs:     map[string]*batchv1.Job{},
-		cronJobs: map[string]*cronv1.CronJob{},
-		faults:   modelFaults{seed: seed, calls: map[string]int{}},
-		kube:     k8sfake.NewClientset(),
-		cron:     fake.NewClientset(),
+		clock:       clk,
+		jobs:        map[string]*batchv1.Job{},
+		missedUnder: map[string]int64{},
+		cronJobs:    map[string]*cronv1.CronJob{},
+		faults:      modelFaults{seed: seed, calls: map[string]int{}},
+		kube:        k8sfake.NewClientset(),
+		cron:        fake.NewClientset(),
 	}
 	s.kube.PrependReactor("*", "*", s.reactKube)
 	s.kube.PrependWatchReactor("*", s.refuseWatch)
@@ -443,6 +448,11 @@ func (s *modelServer) updateStatusCall(a core.UpdateAction) (bool, runtime.Objec
 	}
 	updated := stored.DeepCopy()
 	updated.Status = modelRoundTripStatus(sent.Status)
+	for _, m := range updated.Status.MissedRuns {
+		if k := modelMissedKey(key, m); s.missedUnder[k] == 0 {
+			s.missedUnder[k] = updated.Status.ObservedGeneration
+		}
+	}
 	updated.ResourceVersion = s.nextRV()
 	s.cronJobs[key] = updated
 	s.logCronJob(key, updated)
@@ -571,4 +581,9 @@ func modelDefault(spec *cronv1.CronJobSpec) {
 	if spec.FailedJobsHistoryLimit == nil {
 		spec.FailedJobsHistoryLimit = ptr.To[int32](1)
 	}
+}
+
+// modelMissedKey names one status.missedRuns entry of the CronJob at key.
+func modelMissedKey(key string, m cronv1.MissedRuns) string {
+	return fmt.Sprintf("%s|%s@%d", key, m.Reason, m.LastTime.Unix())
 }

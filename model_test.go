@@ -350,10 +350,6 @@ type modelCJ struct {
 	// countedEarly are runs found counted as missed while they could still
 	// start, reported once; countedThenStarted those that started after.
 	countedEarly, countedThenStarted map[int64]bool
-	// missedUnder is the spec generation in force when each missed-run
-	// entry (reason and latest time) was first seen in the store: a miss
-	// counted under one spec is final, whatever a later edit would allow.
-	missedUnder map[string]int64
 	// reportedDropped are runs reported as not started.
 	reportedDropped map[int64]bool
 	// ghostAt is the latest time a Job of it was created for that is not a
@@ -652,7 +648,7 @@ func (w *modelWalk) createCronJob(name string) {
 		specs:        map[int64]cronv1.CronJobSpec{1: *cj.Spec.DeepCopy()},
 		storeGens:    []modelGenAt{{at: w.now(), gen: 1}},
 		completions:  map[int64]bool{},
-		countedEarly: map[int64]bool{}, missedUnder: map[string]int64{}, countedThenStarted: map[int64]bool{}, reportedDropped: map[int64]bool{},
+		countedEarly: map[int64]bool{}, countedThenStarted: map[int64]bool{}, reportedDropped: map[int64]bool{},
 	}
 	w.cjs = append(w.cjs, x)
 	w.byUID[x.uid] = x
