@@ -1239,6 +1239,9 @@ type modelAnchor struct {
 	gen   int64
 	total int64
 	jobsN int
+	// settled is the newest missed time in the status then (ScheduleChanged
+	// aside): every run up to it was counted or started before the window.
+	settled time.Time
 }
 
 func modelMissedTotal(st *cronv1.CronJobStatus) int64 {
@@ -1292,6 +1295,11 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	}
 	a1 := x.anchor
 	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step}
+	for _, m := range st.MissedRuns {
+		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(x.anchor.settled) {
+			x.anchor.settled = m.LastTime.Time
+		}
+	}
 	if a1 == nil || a1.gen != gen {
 		return
 	}
@@ -1299,6 +1307,9 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	lower := x.created
 	if prev1.After(lower) {
 		lower = prev1
+	}
+	if a1.settled.After(lower) {
+		lower = a1.settled
 	}
 	cands, ok := w.enumerate(x, gen, lower, now, 3000, true)
 	if !ok {

@@ -189,6 +189,10 @@ type Plan struct {
 
 	cj  *cronv1.CronJob
 	now time.Time
+	// adoptedFrom, when set, is the settled point before a Job the status
+	// did not record moved it forward: the runs in between were passed
+	// over by the sync whose status write was lost.
+	adoptedFrom time.Time
 	// oneAtATime: the scheduled creates are alternatives (Forbid).
 	oneAtATime bool
 	// scheduledStarted: a scheduled run's Job was reported started.
@@ -209,7 +213,11 @@ func Decide(in Input) *Plan {
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
 
+	settled := p.settledUntil()
 	p.reconcileActive(in.Jobs, in.Gone)
+	if p.settledUntil().After(settled) {
+		p.adoptedFrom = settled
+	}
 	written := in.Written
 	if written == nil {
 		written = &cj.Status
@@ -503,6 +511,9 @@ func (p *Plan) scheduleInvalid(err error) {
 func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	st, spec, now := &p.Status, p.cj.Spec, p.now
 	base := p.settledUntil()
+	if !p.adoptedFrom.IsZero() {
+		p.countPassedOver(sched, p.adoptedFrom, base, jobs)
+	}
 	st.PreviousSchedules = slices.DeleteFunc(st.PreviousSchedules, func(e cronv1.PreviousSchedule) bool {
 		return !e.Until.After(base)
 	})
@@ -607,6 +618,35 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	for _, t := range runs {
 		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t})
 	}
+}
+
+// countPassedOver counts as superseded the runs in (from, to) with no Job:
+// the sync that started the run at to passed over them, and its status
+// write, which counted them, was lost. (Which of them that sync would have
+// called too late is not known now; superseded they are either way.)
+func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, jobs []Job) {
+	due, err := sched.MostRecent(from, to.Add(-time.Nanosecond))
+	if err != nil || due.Time.IsZero() {
+		return
+	}
+	c := newCandidates(sched, p.previous(from), from, due)
+	var n int64
+	var latest time.Time
+	for n <= schedule.ManyMissed {
+		t, ok := c.pop()
+		if !ok {
+			break
+		}
+		name := job.Name(p.cj.Name, t)
+		if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == name }) {
+			continue
+		}
+		if latest.IsZero() {
+			latest = t
+		}
+		n++
+	}
+	p.missed(cronv1.MissedSuperseded, latest, min(n, schedule.ManyMissed))
 }
 
 // requeueBy brings the next wake-up forward to t, if it is sooner.

@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -471,5 +472,30 @@ func TestPruneHoldsNewerJobsBehindAnUnrecordedOne(t *testing.T) {
 	p = Decide(Input{CronJob: cj, Jobs: []Job{eight, manual, tenJob}, Now: at(time.Minute), Written: written})
 	if got, want := names(p.Deletes, func(d Delete) string { return d.Name }), []string{eight.Name, manual.Name}; !slices.Equal(got, want) {
 		t.Errorf("once recorded, deleted %q, want %q", got, want)
+	}
+}
+
+// A Job of ours that the status does not record is a run whose status write
+// was lost (a crash, a failed write). Adopting it moves lastScheduleTime past
+// runs that sync had counted as superseded; the count is made again, or it
+// would be lost with the write. (Model seed 1795600308.)
+func TestAdoptedRunCountsTheRunsItSuperseded(t *testing.T) {
+	nine := runOf(at(-time.Hour), "")
+	cj := cronJob(last(at(-3 * time.Hour)))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{nine}, Now: at(-59 * time.Minute)})
+	if len(p.Creates) != 0 {
+		t.Errorf("creates %+v", p.Creates)
+	}
+	if got := p.Status.LastScheduleTime; got == nil || !got.Time.Equal(at(-time.Hour)) {
+		t.Errorf("lastScheduleTime %v, want 09:00", got)
+	}
+	if got, want := missedOf(p.Status), map[string]int64{cronv1.MissedSuperseded: 1}; !maps.Equal(got, want) {
+		t.Errorf("missed %v, want %v (08:00, passed over for 09:00)", got, want)
+	}
+	// Once recorded, nothing more is counted.
+	again := cj.DeepCopy()
+	again.Status = p.Status
+	if q := Decide(Input{CronJob: again, Jobs: []Job{nine}, Now: at(-58 * time.Minute)}); !maps.Equal(missedOf(q.Status), missedOf(p.Status)) {
+		t.Errorf("the next sync counts again: %v", missedOf(q.Status))
 	}
 }
