@@ -58,10 +58,12 @@ func run() error {
 		return err
 	}
 	defer cluster.Stop()
-	fmt.Fprintf(os.Stderr, "localcluster: look around with: kubectl --kubeconfig %s get cronjobs.batch.tutorial.kubebuilder.io,jobs,pods\n", cluster.Kubeconfig)
 
 	switch os.Args[1] {
 	case "up":
+		// Nothing is installed yet: say how to, before how to look.
+		fmt.Fprintf(os.Stderr, "localcluster: install the CRD with: kubectl --kubeconfig %s apply -f artifacts/examples/crd.yaml\n", cluster.Kubeconfig)
+		fmt.Fprintf(os.Stderr, "localcluster: then look around with: kubectl --kubeconfig %s get cronjobs.batch.tutorial.kubebuilder.io,jobs,pods\n", cluster.Kubeconfig)
 		fmt.Fprintln(os.Stderr, "localcluster: running; Ctrl-C stops it")
 		<-ctx.Done()
 		return nil
@@ -73,6 +75,7 @@ func run() error {
 		if len(args) == 0 {
 			return errors.New("run needs a command after --")
 		}
+		fmt.Fprintf(os.Stderr, "localcluster: look around with: kubectl --kubeconfig %s get cronjobs.batch.tutorial.kubebuilder.io,jobs,pods\n", cluster.Kubeconfig)
 		return runWorkload(ctx, root, cluster.Kubeconfig, args)
 	default:
 		return fmt.Errorf("unknown command %q", os.Args[1])
@@ -92,15 +95,20 @@ func runWorkload(ctx context.Context, root, kubeconfig string, args []string) er
 		return err
 	}
 	// kubectl wait fails while the new CRD has no conditions yet; give the
-	// API server a moment to set them.
+	// API server a moment to set them. Those early failures are expected,
+	// so only the last one is shown, and only if waiting fails for good.
 	var err error
+	var out []byte
 	for range 20 {
-		if err = kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/cronjobs.batch.tutorial.kubebuilder.io"); err == nil {
+		wait := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig,
+			"wait", "--for=condition=Established", "--timeout=30s", "crd/cronjobs.batch.tutorial.kubebuilder.io")
+		if out, err = wait.CombinedOutput(); err == nil {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	if err != nil {
+		os.Stderr.Write(out)
 		return err
 	}
 	if err := kubectl("apply", "-f", filepath.Join(examples, "cronjob.yaml")); err != nil {

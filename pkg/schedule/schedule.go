@@ -195,7 +195,12 @@ func loadLocation(name *string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return nil, unknownTimeZone("unknown time zone %s: %s", quote(zone), detail(err))
+		why := detail(err)
+		if strings.HasPrefix(why, "unknown time zone") {
+			// The time package's text repeats what ours says.
+			why = "not in the time zone database"
+		}
+		return nil, unknownTimeZone("unknown time zone %s: %s", quote(zone), why)
 	}
 	zonesMu.Lock()
 	zones[zone] = loc

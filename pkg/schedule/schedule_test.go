@@ -226,3 +226,16 @@ func TestMostRecentWithExactlyTheBoundDue(t *testing.T) {
 		}
 	}
 }
+
+// An unknown zone's message says why once: "unknown time zone" twice (the
+// time package's own text after ours) reads as a stutter.
+func TestUnknownZoneSaysItOnce(t *testing.T) {
+	_, err := Parse("0 * * * *", ptr.To("Mars/Olympus_Mons"))
+	se, ok := AsError(err)
+	if !ok {
+		t.Fatalf("error %v is not a *schedule.Error", err)
+	}
+	if n := strings.Count(strings.ToLower(se.Message), "unknown time zone"); n != 1 {
+		t.Errorf("message %q says \"unknown time zone\" %d times", se.Message, n)
+	}
+}
