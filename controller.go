@@ -493,7 +493,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		c.queue.Add(key)
 		return plan.RequeueAfter, applyErr
 	}
-	if err := c.writeStatus(ctx, cj); err != nil {
+	if err := c.writeStatus(ctx, cj, &v.written); err != nil {
 		if apierrors.IsNotFound(err) {
 			return 0, applyErr
 		}
@@ -528,19 +528,25 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	}
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
 	if status, ok := c.deferred.Take(key, cj.UID); ok {
-		if status.ObservedGeneration != cj.Generation {
-			// The spec changed after that decision. The Jobs it started are
-			// facts and stay; its unwritten misses were judged by the old
-			// spec (a deadline, a catch-up policy) and are judged again.
-			status.MissedRuns = v.written.DeepCopy().MissedRuns
+		if status.ObservedGeneration == cj.Generation {
+			cj.Status = *status
+		} else {
+			// The spec changed after that decision: it is made again from
+			// the written status. The Jobs it started and deleted are facts
+			// this process still holds (own writes), so the planner adopts
+			// them and counts the runs they passed over; what it judged
+			// by the old spec (a deadline, a catch-up policy, an edit) is
+			// judged by the new one.
+			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
 		}
-		cj.Status = *status
 	}
 	jobs, err := c.jobsOwnedBy(cj)
 	if err != nil {
 		return nil, err
 	}
-	jobs = c.resolveFailedCreates(ctx, cj, jobs)
+	if jobs, err = c.resolveFailedCreates(ctx, cj, jobs); err != nil {
+		return nil, err
+	}
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
@@ -565,8 +571,11 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 // resolveFailedCreates looks up the Jobs of cj whose create failed without
 // saying whether it was applied, and adds those that exist to jobs: a run
 // whose response was lost started, and must not be counted as missed or
-// started again under a name the cache does not show yet.
-func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJob, jobs []planner.Job) []planner.Job {
+// started again under a name the cache does not show yet. A lookup that
+// fails fails the sync: deciding without knowing could count a started run
+// as missed. (The entry expires with the own-writes window, by when the
+// cache is the answer.)
+func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJob, jobs []planner.Job) ([]planner.Job, error) {
 	for _, key := range c.failedCreates.Of(cj.UID) {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetName() == key.Name }) {
 			c.failedCreates.Forget(key)
@@ -583,10 +592,10 @@ func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJo
 		case apierrors.IsNotFound(err):
 			c.failedCreates.Forget(key)
 		default:
-			klog.FromContext(ctx).V(2).Info("Looking up a Job whose create failed failed; asking again next sync", "job", klog.KRef(key.Namespace, key.Name), "err", err)
+			return nil, fmt.Errorf("looking up Job %s, whose create failed: %w", key.Name, err)
 		}
 	}
-	return jobs
+	return jobs, nil
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and
@@ -739,24 +748,33 @@ func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 	c.deletedJobs.Deleted(d.UID)
 }
 
-// report emits the plan's Events and counts its missed runs.
+// report emits the plan's Events.
 func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan) {
 	for _, e := range plan.Events {
 		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
 	}
-	for reason, n := range plan.Missed {
-		metrics.MissedSchedules.WithLabelValues(reason).Add(float64(n))
-	}
 }
 
-// writeStatus writes cj's status and remembers the result until the cache
-// shows it.
-func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob) error {
+// writeStatus writes cj's status over written, the status the API server
+// held, and remembers the result until the cache shows it. The missed-run
+// metric grows here, by what the write adds to status.missedRuns, so it
+// counts what the status counts: a decision never written (made again after
+// an edit, lost in a crash) counts nothing.
+func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, written *cronv1.CronJobStatus) error {
 	updated, err := c.cronJobs.UpdateStatus(ctx, cj)
 	if err != nil {
 		return err
 	}
 	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
+	for _, m := range cj.Status.MissedRuns {
+		before := int64(0)
+		if i := slices.IndexFunc(written.MissedRuns, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {
+			before = written.MissedRuns[i].Count
+		}
+		if m.Count > before {
+			metrics.MissedSchedules.WithLabelValues(m.Reason).Add(float64(m.Count - before))
+		}
+	}
 	return nil
 }
 
@@ -771,8 +789,9 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 		if err != nil || cj.UID != d.UID {
 			continue
 		}
+		written := cj.Status
 		cj.Status = *d.Value
-		if err := c.writeStatus(ctx, cj); err != nil {
+		if err := c.writeStatus(ctx, cj, &written); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
 		}
 	}

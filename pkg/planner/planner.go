@@ -182,8 +182,6 @@ type Plan struct {
 	Creates []Create
 	// Events to emit, in order.
 	Events []Event
-	// Missed counts the runs counted as missed by this sync, per reason.
-	Missed map[string]int64
 	// RequeueAfter is when to look again (0: only when something changes).
 	RequeueAfter time.Duration
 
@@ -193,6 +191,9 @@ type Plan struct {
 	// did not record moved it forward: the runs in between were passed
 	// over by the sync whose status write was lost.
 	adoptedFrom time.Time
+	// priorSched is the schedule the status said was in force before this
+	// sync looked at the spec: the one an adopted run was started under.
+	priorSched *schedule.Schedule
 	// oneAtATime: the scheduled creates are alternatives (Forbid).
 	oneAtATime bool
 	// scheduledStarted: a scheduled run's Job was reported started.
@@ -209,7 +210,7 @@ func (p *Plan) Wants(c Create) bool {
 // Decide plans what a sync of in.CronJob does at in.Now.
 func Decide(in Input) *Plan {
 	cj := in.CronJob
-	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, Missed: map[string]int64{}}
+	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
 
@@ -227,6 +228,7 @@ func Decide(in Input) *Plan {
 		return p
 	}
 	p.planRunNow(in.Jobs)
+	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
 	if sched == nil {
 		return p
@@ -298,6 +300,13 @@ func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 	// its kind, so the history never keeps an older Job than it deletes.
 	held := map[batchv1.JobConditionType]bool{}
 	for _, j := range job.ToPrune(finished, spec.SuccessfulJobsHistoryLimit, spec.FailedJobsHistoryLimit) {
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && at.After(p.now) {
+			// Not a run yet (made by hand, or by a clock that was ahead):
+			// no status can record it before its time, so it waits alone
+			// and holds back nothing.
+			p.requeueBy(at.Add(time.Second))
+			continue
+		}
 		if held[j.Finished()] || !p.recorded(j, written) {
 			held[j.Finished()] = true
 			// Look again once the status write has had time to land.
@@ -478,7 +487,6 @@ func (p *Plan) missedOnce(reason string, ts []time.Time) {
 	if ts[0].After(entry.LastTime.Time) {
 		entry.LastTime = metav1.NewTime(ts[0])
 	}
-	p.Missed[reason] += n
 }
 
 // inForce is the schedule the status says is in force, and whether the
@@ -512,7 +520,11 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	st, spec, now := &p.Status, p.cj.Spec, p.now
 	base := p.settledUntil()
 	if !p.adoptedFrom.IsZero() {
-		p.countPassedOver(sched, p.adoptedFrom, base, jobs)
+		ranUnder := sched
+		if p.priorSched != nil {
+			ranUnder = p.priorSched
+		}
+		p.countPassedOver(ranUnder, p.adoptedFrom, base, jobs)
 	}
 	st.PreviousSchedules = slices.DeleteFunc(st.PreviousSchedules, func(e cronv1.PreviousSchedule) bool {
 		return !e.Until.After(base)
@@ -734,7 +746,6 @@ func (p *Plan) missed(reason string, t time.Time, n int64) bool {
 	}
 	entry.Count += n
 	entry.LastTime = metav1.NewTime(t)
-	p.Missed[reason] += n
 	return true
 }
 
