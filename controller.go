@@ -531,13 +531,10 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		if status.ObservedGeneration == cj.Generation {
 			cj.Status = *status
 		} else {
-			// The spec changed after that decision: it is made again from
-			// the written status. The Jobs it started and deleted are facts
-			// this process still holds (own writes), so the planner adopts
-			// them and counts the runs they passed over; what it judged
-			// by the old spec (a deadline, a catch-up policy, an edit) is
-			// judged by the new one.
+			// The spec changed after that decision: what it judged by the
+			// old spec is judged again (see planner.StaleDecision).
 			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
+			cj.Status = planner.StaleDecision(&v.written, status)
 		}
 	}
 	jobs, err := c.jobsOwnedBy(cj)

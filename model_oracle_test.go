@@ -795,6 +795,12 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 			w.stat("I3 nothing required: a foreign Job holds the name")
 			continue
 		}
+		if w.refusedNames[name] {
+			// Refused while a foreign Job held the name, and counted: a
+			// refusal is final, even once that Job is gone.
+			w.stat("I3 nothing required: refused for a foreign Job since gone")
+			continue
+		}
 		missing = append(missing, t)
 	}
 	if len(missing) == 0 {

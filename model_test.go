@@ -310,6 +310,9 @@ type modelWalk struct {
 	cur    *modelSyncRec
 	curCJ  *modelCJ
 	events []string
+	// refusedNames are the Job names the controller said a foreign Job
+	// holds (a FailedCreate Event): runs refused for good.
+	refusedNames map[string]bool
 
 	// lagBound, when set, is the most the informers lag: every write older
 	// reaches the caches before a sync. Unset, they may lag any time.
@@ -428,6 +431,15 @@ func (r modelRecorder) Event(obj runtime.Object, eventtype, reason, message stri
 		name = m.GetName()
 	}
 	r.w.events = append(r.w.events, fmt.Sprintf("%s %s %s: %s", name, eventtype, reason, message))
+	var job string
+	if reason == planner.ReasonFailedCreate && strings.Contains(message, "is not controlled by this CronJob") {
+		if _, err := fmt.Sscanf(message, "Job %s already exists", &job); err == nil {
+			if r.w.refusedNames == nil {
+				r.w.refusedNames = map[string]bool{}
+			}
+			r.w.refusedNames[job] = true
+		}
+	}
 }
 
 func (r modelRecorder) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
