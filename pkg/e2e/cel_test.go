@@ -81,7 +81,8 @@ func causes(se *apierrors.StatusError) []string {
 // The CRD's CEL rules and the controller's parser read one corpus: every
 // string literal of pkg/schedule's tests (among them every schedule of its
 // unit tests and the fuzz seeds given with f.Add), the fuzz corpus files,
-// and schedules generated from a fixed seed. The API server must admit
+// schedules of the longest length the schema allows (the cost limit), and
+// schedules generated from a fixed seed. The API server must admit
 // every schedule the parser accepts, and refuse at least 95% of those it
 // refuses, each with one error that names spec.schedule.
 func TestCELAgreesWithParser(t *testing.T) {
@@ -132,7 +133,7 @@ func TestCELAgreesWithParser(t *testing.T) {
 			t.Errorf("%q: want one error naming spec.schedule, got %q", e.Spec, c)
 		}
 	}
-	for _, source := range []string{"tests", "fuzz corpus", "generated"} {
+	for _, source := range []string{"tests", "fuzz corpus", "long", "generated"} {
 		if s := bySource[source]; s != nil {
 			t.Logf("%s: %d schedules, the parser refuses %d, CEL %d of them", source, s.total, s.refused, s.caught)
 		}

@@ -175,7 +175,7 @@ const step = `\+?0*[1-9][0-9]{0,18}`
 //   - a value, or a value with a step (value-max/step);
 //   - a range a-b with a <= b, with or without a step;
 //   - H, H(a-b), H/n, H(a-b)/n within the H bounds; n at most the width
-//     of the H bounds here, and at most b-a+1 by the rule hStepRule.
+//     of the H bounds here, and at most b-a+1 by hStepOK.
 func (f celField) element() string {
 	named := f.names != nil
 	plain := "(?:" + f.value(f.lo, f.hi) + "|" + f.rangeRE(f.lo, f.hi, named) + ")"
@@ -220,7 +220,7 @@ func FieldRE(i int) string { return "^" + celFields[i].fieldRE() + "$" }
 var fieldsRE = notSpace("") + "+"
 
 // hStepRE finds each H(a-b)/n element with numbers short enough for CEL's
-// int(); ScheduleRE has checked the bounds, hStepRule checks n <= b-a+1.
+// int(); ScheduleRE has checked the bounds, hStepOK checks n <= b-a+1.
 const hStepRE = `(?:^|[\t-\r\x{85}\p{Z},])H\(\+?0*[0-9]{1,3}-\+?0*[0-9]{1,3}\)/\+?0*[0-9]{1,3}`
 
 // timeZonePartRE is the shape the built-in CronJob's validation gives
@@ -243,8 +243,8 @@ type Validation struct {
 const fieldList = "minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, day of week 0-6 or SUN-SAT"
 
 // ScheduleValidations are the rules on spec.schedule, at most one of which
-// fails for any schedule: TZ= first, then the shape, then what the shape
-// leaves (@every below a second, an H step wider than its range). The
+// fails for any schedule: TZ= first, then the shape (with the H step, which
+// must be at most the width of its range), then @every below a second. The
 // shape's message names the first field at fault: field i is matched
 // after skipping i runs of non-space, so each field's expression is
 // priced once.
@@ -262,24 +262,27 @@ func ScheduleValidations() []Validation {
 			Message: "sets a time zone (TZ= or CRON_TZ=): put it in spec.timeZone instead",
 		},
 		{
-			Rule:    `self.contains('TZ=') || self.matches(r'` + ScheduleRE() + `')`,
+			// The H step needs arithmetic, so it is checked here, after the
+			// shape, rather than in a rule of its own that would fail beside
+			// this one.
+			Rule:    `self.contains('TZ=') || self.matches(r'` + ScheduleRE() + `') && ` + hStepOK,
 			Message: "not a cron schedule: five fields (" + fieldList + "), a descriptor such as @hourly, or @every and a Go duration",
+			// Five fields that each have the shape leave the H step at fault.
 			MessageExpression: `self.trim().startsWith('@') ? ` +
 				`'a descriptor is one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, or @every and a Go duration such as 90s or 1h30m' : ` +
 				`!self.matches(r'^` + space + `*` + word + `(?:` + space + `+` + word + `){4}` + space + `*$') ? ` +
 				`'needs five fields (` + fieldList + `)' : ` +
-				fieldMsgs + `'not a cron schedule'`,
+				fieldMsgs + `'in H(a-b)/n the step n must be at most b-a+1'`,
 		},
 		{
 			Rule:    `!self.trim().startsWith('@every ') || !self.trim().substring(7).matches(r'^` + durationRE + `$') || duration(self.trim().substring(7)) >= duration('1s')`,
 			Message: "@every needs an interval of at least 1s",
 		},
-		{
-			Rule:    `self.findAll(r'` + hStepRE + `').map(m, m.findAll('[0-9]+')).all(n, int(n[2]) <= int(n[1]) - int(n[0]) + 1)`,
-			Message: "in H(a-b)/n the step n must be at most b-a+1",
-		},
 	}
 }
+
+// hStepOK holds when every H(a-b)/n has n <= b-a+1.
+const hStepOK = `self.findAll(r'` + hStepRE + `').map(m, m.findAll('[0-9]+')).all(n, int(n[2]) <= int(n[1]) - int(n[0]) + 1)`
 
 var ordinals = [5]string{"first", "second", "third", "fourth", "fifth"}
 

@@ -115,7 +115,7 @@ func Load(dir string, seed uint64, n int) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := append(append(tests, fuzz...), Generate(seed, n)...)
+	all := append(append(append(tests, fuzz...), Long()...), Generate(seed, n)...)
 	seen := map[string]bool{}
 	var out []Entry
 	for _, e := range all {
@@ -125,6 +125,50 @@ func Load(dir string, seed uint64, n int) ([]Entry, error) {
 		}
 	}
 	return out, nil
+}
+
+// Long returns schedules of MaxLength characters, valid and not: the rules
+// must stay within the API server's cost limit on the longest.
+func Long() []Entry {
+	fill := func(prefix, element, suffix string) string {
+		var b strings.Builder
+		b.WriteString(prefix)
+		for i := 0; utf8.RuneCountInString(b.String())+len(element)+1+len(suffix) <= MaxLength; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(element)
+		}
+		for utf8.RuneCountInString(b.String())+len(suffix) < MaxLength {
+			b.WriteString(",")
+		}
+		return b.String() + suffix
+	}
+	pad := func(s string) string {
+		return s + strings.Repeat(" ", MaxLength-utf8.RuneCountInString(s))
+	}
+	specs := []string{
+		fill("", "59", " 23 31 12 6"),
+		fill("", "0-59/7", " * * * *"),
+		fill("0 ", "H(0-23)/2", " * * *"),
+		fill("0 0 * ", "jan-DEC", " *"),
+		fill("0 0 * * ", "Mon-fri", ""),
+		fill("", "59", " 23 31 12 7"),    // day of week out of range
+		fill("", "60", " * * * *"),       // minute out of range
+		fill("", "H(0-5)/7", " * * * *"), // H step wider than its range
+		pad("@hourly"),
+		pad("@every 1h30m"),
+		pad("@every 500ms"),
+		pad("0 9 * * THU"),
+		pad("0 9 * * THURSDAY"),
+		strings.Repeat("\u00a0", MaxLength-9) + "* * * * *",
+		"TZ=" + fill("", "1", " * * * *")[3:],
+	}
+	out := make([]Entry, len(specs))
+	for i, s := range specs {
+		out[i] = Entry{s, "long"}
+	}
+	return out
 }
 
 // Generate returns n schedules built at random from seed: mostly the forms
