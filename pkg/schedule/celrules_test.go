@@ -278,3 +278,79 @@ func TestCELNumbers(t *testing.T) {
 		}
 	}
 }
+
+// Corners of the grammar, with the parser's verdict. The end-to-end test
+// reads them too (it takes every string literal of these files).
+var celCorners = []struct {
+	spec     string
+	accepted bool
+}{
+	{"*-foo * * * *", true}, // cron ignores what follows a hyphen after * or ?
+	{"?-x/5 * * * *", true},
+	{"*- * * * *", true},
+	{"+5 * * * *", true},
+	{"00005 * * * *", true},
+	{"*/+5 * * * *", true},
+	{"1-+5 * * * *", true},
+	{"+01-+059/+02 * * * *", true},
+	{"5/59 * * * *", true},
+	{"59/1 * * * *", true},
+	{"*/9223372036854775807 * * * *", true},
+	{"*/9223372036854775808 * * * *", false}, // past int64: the rules allow 19 digits
+	{"0 0 ,, * MON", true},                   // no day of month, so the day of week alone
+	{"0 0 1 * ,,", true},
+	{",,, * * * *", false},
+	{"0 9 * * FR\u0130", true}, // strings.ToLower makes fri of it
+	{"0 9 * * \u017fun", false},
+	{"0 0 1 1-DEC *", true},
+	{"0 0 1 JAN-12 *", true},
+	{"0 0 * * 0-sat", true},
+	{"0 0 * * MON/2", true},
+	{"0 0 1 JAN/3 *", true},
+	{"0 0 * * 7", false},
+	{"0 0 * * sat-sun", false},
+	{"@every 1.5s", true},
+	{"@every .5s500ms", true},
+	{"@every 999999us", false},
+	{"@every 1000000\u00b5s", true},
+	{"@every 1000000\u03bcs", true},
+	{"@every +1h", true},
+	{"@every 1h ", true},
+	{"@every 1h\u00a0", true},
+	{"@every 0", false},
+	{"@every -1h", false},
+	{"@every 99999999999999999h", false},
+	{" \u3000@hourly\u2003", true},
+	{"0\u00850 * * *", true}, // U+0085 separates fields, as strings.Fields says
+	{"0\u0085 0 * * *", true},
+	{"0\u20280\u2029*\u3000*\u205f*", true},
+	{"H(+1-+5) * * * *", true},
+	{"H(01-05)/05 * * * *", true},
+	{"H(01-05)/06 * * * *", false},
+	{"H/+5 * * * *", true},
+	{"H(0-59)/60 * * * *", true},
+	{"H/61 * * * *", false},
+	{"0 0 H(1-28) * *", true},
+	{"0 0 H(1-29) * *", false},
+	{"0 0 * * H(0-6)/7", true},
+	{"0 0 * H(2-2) *", true},
+	{"*-H(1-5)/9 * * * *", true}, // not an H form: cron's * with ignored text
+	{"H(1-5)x * * * *", false},
+	{"0 0 29 2 *", true},
+	{"0 0 30 2 *", false}, // never fires: the controller's to report
+}
+
+func TestCELCorners(t *testing.T) {
+	for _, c := range celCorners {
+		if got := parserAccepts(c.spec, "default/corners"); got != c.accepted {
+			t.Errorf("the parser on %q: %v, want %v", c.spec, got, c.accepted)
+		}
+		rules := celMirror(c.spec)
+		if c.accepted && len(rules) > 0 {
+			t.Errorf("rules %v refuse %q, which the parser accepts", rules, c.spec)
+		}
+		if !c.accepted && len(rules) == 0 && c.spec != "0 0 30 2 *" && c.spec != "*/9223372036854775808 * * * *" {
+			t.Errorf("the rules accept %q, which the parser refuses", c.spec)
+		}
+	}
+}
