@@ -71,9 +71,9 @@ const (
 type CronJobSpec struct {
 	// Schedule in cron format: five fields, a descriptor such as @hourly, or
 	// @every <duration>. Time zones go in timeZone, not in the schedule.
-	// The API server refuses a schedule the controller cannot parse (the CEL
-	// rules below are written by pkg/schedule's ScheduleValidations), except
-	// one that never fires, which the controller reports.
+	// The API server refuses a schedule the controller cannot parse (CEL
+	// rules from pkg/schedule's ScheduleValidations), except one that never
+	// fires, which the controller reports.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule=`!self.contains('TZ=')`,message=`sets a time zone (TZ= or CRON_TZ=): put it in spec.timeZone instead`
