@@ -288,14 +288,14 @@ func TestDeleteCronJobCollectsJobs(t *testing.T) {
 // controller keeps serving the others.
 func TestBadInput(t *testing.T) {
 	ns := newNamespace(t)
-	manifest := func(name, specExtra string) string {
+	manifestWith := func(name, schedule, specExtra string) string {
 		return fmt.Sprintf(`apiVersion: batch.tutorial.kubebuilder.io/v1
 kind: CronJob
 metadata:
   name: %s
   namespace: %s
 spec:
-  schedule: "*/5 * * * *"
+  schedule: %q
 %s  jobTemplate:
     spec:
       template:
@@ -304,9 +304,20 @@ spec:
           containers:
           - name: c
             image: busybox
-`, name, ns, specExtra)
+`, name, ns, schedule, specExtra)
 	}
+	manifest := func(name, specExtra string) string { return manifestWith(name, "*/5 * * * *", specExtra) }
 	rejected := []struct{ name, manifest, says string }{
+		// The CRD's CEL rules: one line naming the field and why.
+		{"unparseable schedule", manifestWith("cron", "every tuesday", ""), `spec.schedule: Invalid value: "every tuesday": needs five fields`},
+		{"six fields", manifestWith("six", "0 0 * * * *", ""), "spec.schedule: Invalid value: \"0 0 * * * *\": needs five fields"},
+		{"value out of range", manifestWith("range", "0 25 * * *", ""), "spec.schedule: Invalid value: \"0 25 * * *\": the hour field (the second) is not"},
+		{"TZ= inside the schedule", manifestWith("tz", "TZ=UTC 0 * * * *", ""), "put it in spec.timeZone instead"},
+		{"@every below a second", manifestWith("every", "@every 500ms", ""), "@every needs an interval of at least 1s"},
+		{"timeZone Local", manifest("local", "  timeZone: Local\n"), "spec.timeZone: Invalid value: \"Local\": must name an IANA time zone"},
+		{"empty timeZone", manifest("empty-zone", "  timeZone: \"\"\n"), "leave spec.timeZone unset for the controller's local time"},
+		{"badly shaped timeZone", manifest("zone-shape", "  timeZone: Mars Olympus\n"), "spec.timeZone: Invalid value: \"Mars Olympus\": not an IANA time zone name"},
+		// The schema.
 		{"name longer than 52", manifest(strings.Repeat("a", 53), ""), "52 characters"},
 		{"unknown concurrencyPolicy", manifest("policy", "  concurrencyPolicy: Sometimes\n"), "Unsupported value"},
 		{"negative history limit", manifest("limit", "  successfulJobsHistoryLimit: -1\n"), "greater than or equal to 0"},
@@ -319,11 +330,15 @@ spec:
 			t.Errorf("%s: kubectl apply succeeded:\n%s", r.name, out)
 		} else if !strings.Contains(out, r.says) {
 			t.Errorf("%s: the error does not say %q:\n%s", r.name, r.says, out)
+		} else if n := strings.Count(out, "Invalid value"); strings.Contains(r.says, "Invalid value") && n != 1 {
+			t.Errorf("%s: %d errors, want one:\n%s", r.name, n, out)
 		}
 	}
 
+	// What CEL cannot know is the controller's to report: a schedule that
+	// never fires, a well-shaped zone missing from the tz database.
 	startController(t)
-	badCron := createCronJob(t, cronJob(ns, "bad-cron", "every tuesday"))
+	badCron := createCronJob(t, cronJob(ns, "bad-cron", "0 0 30 2 *"))
 	badZone := createCronJob(t, cronJob(ns, "bad-zone", "@hourly", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Mars/Olympus_Mons") }))
 	noImage := createCronJob(t, cronJob(ns, "no-image", "@every 2s", func(cj *cronv1.CronJob) {
 		cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = ""

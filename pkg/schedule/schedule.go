@@ -7,6 +7,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,6 +173,8 @@ func (s *Schedule) Next(t time.Time) time.Time {
 }
 
 var (
+	timeZoneShape = regexp.MustCompile(TimeZoneRE)
+
 	zonesMu sync.RWMutex
 	zones   = map[string]*time.Location{}
 )
@@ -192,6 +195,9 @@ func loadLocation(name *string) (*time.Location, error) {
 	zonesMu.RUnlock()
 	if ok {
 		return loc, nil
+	}
+	if !timeZoneShape.MatchString(zone) {
+		return nil, unknownTimeZone("unknown time zone %s: not an IANA time zone name (each /-separated part is 1 to 14 of A-Z a-z 0-9 . - _ +, not . or .., not starting with -)", quote(zone))
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {

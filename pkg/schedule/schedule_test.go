@@ -47,6 +47,10 @@ func TestParseRejects(t *testing.T) {
 		{"unknown zone", "0 * * * *", ptr.To("Mars/Olympus_Mons"), ReasonUnknownTimeZone, "Mars/Olympus_Mons"},
 		{"Local zone", "0 * * * *", ptr.To("Local"), ReasonUnknownTimeZone, "Local"},
 		{"empty zone", "0 * * * *", ptr.To(""), ReasonUnknownTimeZone, "IANA"},
+		// Shaped as the built-in CronJob refuses, though the machine's zone
+		// directory would open them as paths.
+		{"empty zone part", "0 * * * *", ptr.To("Europe//Berlin"), ReasonUnknownTimeZone, "not an IANA time zone name"},
+		{"dot zone part", "0 * * * *", ptr.To("Europe/./Berlin"), ReasonUnknownTimeZone, "not an IANA time zone name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,9 +30,14 @@ import (
 type CronJobSpecApplyConfiguration struct {
 	// Schedule in cron format: five fields, a descriptor such as @hourly, or
 	// @every <duration>. Time zones go in timeZone, not in the schedule.
+	// The API server refuses a schedule the controller cannot parse (CEL
+	// rules from pkg/schedule's ScheduleValidations), except one that never
+	// fires, which the controller reports.
 	Schedule *string `json:"schedule,omitempty"`
 	// TimeZone is the IANA name of the zone the schedule is read in. When
-	// unset, the controller's local time zone is used.
+	// unset, the controller's local time zone is used. The API server
+	// refuses a name of the wrong shape; the controller reports one missing
+	// from its time zone database.
 	TimeZone *string `json:"timeZone,omitempty"`
 	// StartingDeadlineSeconds is how late, in seconds, a run may still start.
 	// A run that could not start within it counts as missed.
