@@ -195,12 +195,13 @@ func TestCronJobCollectorWaitsForTheCache(t *testing.T) {
 	}
 }
 
-// A reason repeated in status.missedRuns (the API server refuses it; a
-// hand-made object may not) is reported once: a duplicate series would
-// fail the whole scrape.
-func TestCronJobCollectorRepeatedReason(t *testing.T) {
+// Reasons come in any order, and a reason repeated in status.missedRuns
+// (the API server refuses it; a hand-made object may not) is reported once,
+// with its first count: a duplicate series would fail the whole scrape.
+func TestCronJobCollectorMissedReasonsInAnyOrder(t *testing.T) {
 	cj := paused()
 	cj.Status.MissedRuns = []cronv1.MissedRuns{
+		{Reason: cronv1.MissedSuperseded, Count: 4},
 		{Reason: cronv1.MissedNameTaken, Count: 1},
 		{Reason: cronv1.MissedNameTaken, Count: 2},
 	}
@@ -208,6 +209,7 @@ func TestCronJobCollectorRepeatedReason(t *testing.T) {
 cronjob_controller_cronjob_spec_suspend{name="paused",namespace="team-b"} 1
 cronjob_controller_cronjob_status_active{name="paused",namespace="team-b"} 0
 cronjob_controller_cronjob_status_missed_runs_total{name="paused",namespace="team-b",reason="NameTaken"} 1
+cronjob_controller_cronjob_status_missed_runs_total{name="paused",namespace="team-b",reason="Superseded"} 4
 `
 	if err := testutil.CollectAndCompare(NewCronJobCollector(storeOf(t, cj), synced), strings.NewReader(want), perCronJobNames...); err != nil {
 		t.Error(err)
