@@ -70,8 +70,8 @@ func (c *CronJobCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector. It sends the CronJobs in the
 // order the registry sorts series in (by name, then namespace), which makes
 // that sort a linear pass, and the series of one CronJob share its label
-// pairs: at 10,000 CronJobs this halves the cost of a scrape
-// (docs/benchmarks.md).
+// pairs: at 10,000 CronJobs a scrape makes 165k allocations instead of
+// 714k and takes 2.4 to 2.8 times less CPU (docs/benchmarks.md).
 func (c *CronJobCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.synced != nil && !c.synced() {
 		return
