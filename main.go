@@ -49,9 +49,10 @@ type options struct {
 	kubeAPIQPS   float64
 	kubeAPIBurst int
 
-	metricsAddr string
-	healthAddr  string
-	profiling   bool
+	metricsAddr       string
+	healthAddr        string
+	profiling         bool
+	perCronJobMetrics bool
 
 	leaderElect          bool
 	leaseDuration        time.Duration
@@ -93,6 +94,7 @@ func main() {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of /metrics; 0 disables it.")
 	flag.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
 	flag.BoolVar(&o.profiling, "profiling", false, "Serve Go's /debug/pprof profiles on the -metrics-bind-address.")
+	flag.BoolVar(&o.perCronJobMetrics, "per-cronjob-metrics", true, "Serve the cronjob_controller_cronjob_* series, about five per CronJob; false leaves them out.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Run as one of several replicas: only the holder of a Lease works.")
 	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking over.")
 	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leading.")
@@ -170,6 +172,8 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	cronJobs := cronInformerFactory.Batch().V1().CronJobs().Informer()
+	registerPerCronJobMetrics(registry, o.perCronJobMetrics, cronJobs.GetStore(), cronJobs.HasSynced)
 	if err := httpserver.Start(ctx, httpserver.Config{
 		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
 		Gatherer: registry, Ready: controller.HasSynced, Profiling: o.profiling,
@@ -187,6 +191,14 @@ func run(ctx context.Context, o options) error {
 		return controller.Run(ctx, o.workers)
 	}
 	return runAsLeader(ctx, o, kubeClient, func(ctx context.Context) error { return controller.Run(ctx, o.workers) })
+}
+
+// registerPerCronJobMetrics adds the per-CronJob series to reg when on,
+// read at each scrape from the CronJob informer's cache.
+func registerPerCronJobMetrics(reg prometheus.Registerer, on bool, cronJobs metrics.Store, synced func() bool) {
+	if on {
+		reg.MustRegister(metrics.NewCronJobCollector(cronJobs, synced))
+	}
 }
 
 // runAsLeader runs work only while this replica holds the Lease. On

@@ -15,6 +15,9 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 )
 
 const namespace = "cronjob_controller"
@@ -28,10 +31,10 @@ var (
 		Help:      "Time between a run's scheduled time and the creation of its Job.",
 		Buckets:   []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600},
 	})
-	// JobsCreated counts Jobs created.
+	// JobsCreated counts Jobs created, scheduled and run-now.
 	JobsCreated = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: namespace, Name: "jobs_created_total",
-		Help: "Jobs created for scheduled runs.",
+		Help: "Jobs created, for scheduled runs and for run-now requests alike.",
 	})
 	// JobsDeleted counts Jobs deleted, by reason (history, replace).
 	JobsDeleted = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,7 +44,7 @@ var (
 	// MissedSchedules counts runs that did not start, by reason.
 	MissedSchedules = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "missed_schedules_total",
-		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded (as in status.missedRuns).",
+		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected or ScheduleChanged (as in status.missedRuns).",
 	}, []string{"reason"})
 	// SyncErrors counts syncs that failed and were retried.
 	SyncErrors = prometheus.NewCounter(prometheus.CounterOpts{
@@ -56,6 +59,14 @@ var (
 	})
 )
 
+// DeleteReasons are the reason labels of JobsDeleted.
+var DeleteReasons = []string{string(planner.DeleteHistory), string(planner.DeleteReplace)}
+
+// MissedReasons are the reason labels of MissedSchedules: the reasons of
+// status.missedRuns.
+var MissedReasons = []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded,
+	cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged}
+
 var registerOnce sync.Once
 
 // Register adds every metric to reg and makes client-go report its
@@ -63,6 +74,14 @@ var registerOnce sync.Once
 // before any client or queue is made.
 func Register(reg prometheus.Registerer) {
 	registerOnce.Do(func() {
+		// Each known reason is a series from the start, at 0, so that
+		// rate() and increase() see its first event.
+		for _, reason := range DeleteReasons {
+			JobsDeleted.WithLabelValues(reason)
+		}
+		for _, reason := range MissedReasons {
+			MissedSchedules.WithLabelValues(reason)
+		}
 		reg.MustRegister(JobCreationSkew, JobsCreated, JobsDeleted, MissedSchedules, SyncErrors, SyncDuration,
 			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		workqueue.SetProvider(newQueueProvider(reg))

@@ -106,6 +106,13 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 	return cj, nil
 }
 
+// Status is the cached status, shared with the cache: read it, never
+// change it.
+func (s *CronJob) Status() *cronv1.CronJobStatus { return &s.status }
+
+// Suspended reports spec.suspend.
+func (s *CronJob) Suspended() bool { return s.spec.suspend != nil && *s.spec.suspend }
+
 // ptr copies what p points at, so the cache and a sync never share it.
 func ptr[T any](p *T) *T {
 	if p == nil {

@@ -1,0 +1,111 @@
+package metrics
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// A counter with a reason label shows every known reason at 0 from the
+// start: rate() and increase() then see the first event of each, and an
+// alert on one has a series to evaluate before anything went wrong.
+func TestReasonCountersStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	Register(reg)
+	want := `
+# HELP cronjob_controller_jobs_deleted_total Jobs deleted, by reason: history (beyond the history limits) or replace (concurrencyPolicy Replace).
+# TYPE cronjob_controller_jobs_deleted_total counter
+cronjob_controller_jobs_deleted_total{reason="history"} 0
+cronjob_controller_jobs_deleted_total{reason="replace"} 0
+# HELP cronjob_controller_missed_schedules_total Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected or ScheduleChanged (as in status.missedRuns).
+# TYPE cronjob_controller_missed_schedules_total counter
+cronjob_controller_missed_schedules_total{reason="ConcurrencyForbidden"} 0
+cronjob_controller_missed_schedules_total{reason="DeadlineExceeded"} 0
+cronjob_controller_missed_schedules_total{reason="JobRejected"} 0
+cronjob_controller_missed_schedules_total{reason="NameTaken"} 0
+cronjob_controller_missed_schedules_total{reason="ScheduleChanged"} 0
+cronjob_controller_missed_schedules_total{reason="Superseded"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"cronjob_controller_jobs_deleted_total", "cronjob_controller_missed_schedules_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// The known reasons are every reason the code defines: the string constants
+// Missed* of the API types and the DeleteReason constants of the planner. A
+// reason added there and not here would appear only after its first event.
+func TestKnownReasonsAreTheCodes(t *testing.T) {
+	missed := stringConsts(t, filepath.Join("..", "apis", "batch", "v1"), func(name, typ string) bool {
+		return strings.HasPrefix(name, "Missed") && typ == ""
+	})
+	if got := slices.Sorted(slices.Values(MissedReasons)); !slices.Equal(got, missed) {
+		t.Errorf("MissedReasons %q, the API types define %q", got, missed)
+	}
+	deleted := stringConsts(t, filepath.Join("..", "planner"), func(_, typ string) bool { return typ == "DeleteReason" })
+	if got := slices.Sorted(slices.Values(DeleteReasons)); !slices.Equal(got, deleted) {
+		t.Errorf("DeleteReasons %q, the planner defines %q", got, deleted)
+	}
+}
+
+// stringConsts returns the sorted values of the string constants of the
+// package in dir (test files aside) that keep reports true for, given the
+// constant's name and its declared type ("" when untyped).
+func stringConsts(t *testing.T, dir string, keep func(name, typ string) bool) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				v := spec.(*ast.ValueSpec)
+				typ := ""
+				if id, ok := v.Type.(*ast.Ident); ok {
+					typ = id.Name
+				}
+				for i, name := range v.Names {
+					if i >= len(v.Values) || !keep(name.Name, typ) {
+						continue
+					}
+					lit, ok := v.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					s, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no matching string constants in %s", dir)
+	}
+	slices.Sort(out)
+	return out
+}
