@@ -84,18 +84,18 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 	if err != nil {
 		return fmt.Errorf("%s/%s: %w", Resource, name, err)
 	}
-	zone := ptr.Deref(cj.Spec.TimeZone, "")
-	if zone == "" {
-		zone = "Local"
-	}
 	fmt.Fprintf(w, "schedule %q", cj.Spec.Schedule)
 	if resolved != cj.Spec.Schedule {
 		fmt.Fprintf(w, " (resolved %q)", resolved)
 	}
-	fmt.Fprintf(w, " in %s\n", zone)
+	zone := ptr.Deref(cj.Spec.TimeZone, "")
 	if cj.Spec.TimeZone == nil {
-		fmt.Fprintf(w, "spec.timeZone is unset: the controller reads the schedule in its own local zone; shown here in this machine's (%s)\n",
+		// The controller's local zone is not known here.
+		zone = "Local"
+		fmt.Fprintf(w, " in the controller's local time zone (spec.timeZone is unset); shown in this machine's (%s)\n",
 			c.Clock.Now().In(sched.Location()).Format("MST, UTC-07:00"))
+	} else {
+		fmt.Fprintf(w, " in %s\n", zone)
 	}
 	if len(times) == 0 {
 		fmt.Fprintln(w, "no further runs")

@@ -84,7 +84,7 @@ func TestNextSaysWhatTheTimesDoNotShow(t *testing.T) {
 			cj.Spec.TimeZone = ptr.To("UTC")
 			cj.Spec.Suspend = ptr.To(true)
 		}), "suspended: none of these starts until kubectl cronjob resume nightly", ""},
-		{"zone unset", newCronJob("nightly", "0 2 * * *"), "spec.timeZone is unset: the controller reads the schedule in its own local zone", ""},
+		{"zone unset", newCronJob("nightly", "0 2 * * *"), `in the controller's local time zone (spec.timeZone is unset); shown in this machine's`, ""},
 		{"status disagrees", newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) {
 			cj.Spec.TimeZone = ptr.To("UTC")
 			cj.Status.ObservedGeneration = 1
