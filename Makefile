@@ -15,9 +15,11 @@ GO_TEST_FLAGS   ?=
 
 all: build
 
-## build: the controller binary, in _output/bin.
+## build: the controller binary and the kubectl plugin (kubectl-cronjob), in
+## _output/bin. Put the plugin on PATH to run it as `kubectl cronjob`.
 build:
 	go build -o $(OUTPUT_BIN)/cronjob-controller .
+	go build -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
 
 FUZZ_TIME ?= 20s
 

@@ -1,0 +1,172 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+)
+
+// buildPlugin builds kubectl-cronjob into a directory of its own, for
+// PATH, as make build does into _output/bin.
+func buildPlugin(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-cronjob"), "./cmd/kubectl-cronjob")
+	build.Dir = env.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// kubectlCronJob runs `kubectl cronjob ARGS` with the plugin on PATH: the
+// real kubectl finds the plugin and passes it the flags, as a user's would.
+func kubectlCronJob(t *testing.T, pluginDir, ns string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("kubectl", append(append([]string{"cronjob"}, args...), "--kubeconfig", env.kubeconfig, "-n", ns)...)
+	cmd.Env = append(os.Environ(), "PATH="+pluginDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// The kubectl plugin, through kubectl, against the controller: next agrees
+// with status.nextScheduleTime, run starts the Job it names, history shows
+// it complete, suspend and resume flip spec.suspend and the controller
+// follows.
+func TestKubectlPlugin(t *testing.T) {
+	pluginDir := buildPlugin(t)
+	ns := newNamespace(t)
+	startController(t)
+	// Daily, hashed, in a zone of its own: next has a stable answer to
+	// check, and no scheduled run interferes with the run-now Job.
+	cj := createCronJob(t, cronJob(ns, "plugin", "H H * * *", func(cj *cronv1.CronJob) {
+		cj.Spec.TimeZone = ptr.To("Asia/Kolkata")
+	}))
+	plugin := func(args ...string) string {
+		t.Helper()
+		out, err := kubectlCronJob(t, pluginDir, ns, args...)
+		if err != nil {
+			t.Fatalf("kubectl cronjob %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	synced := func(what string, want func(*cronv1.CronJob) bool) *cronv1.CronJob {
+		t.Helper()
+		var cur *cronv1.CronJob
+		eventually(t, 20*time.Second, what, func() (bool, string) {
+			cur = getCronJob(t, ns, cj.Name)
+			return cur.Status.ObservedGeneration == cur.Generation && want(cur),
+				fmt.Sprintf("generation %d observed %d, suspend %v, nextScheduleTime %v", cur.Generation, cur.Status.ObservedGeneration, cur.Spec.Suspend, cur.Status.NextScheduleTime)
+		})
+		return cur
+	}
+	hasNext := func(cj *cronv1.CronJob) bool { return cj.Status.NextScheduleTime != nil }
+
+	// next: the first time printed is the controller's next run.
+	checkNext := func() {
+		t.Helper()
+		var cur *cronv1.CronJob
+		var out string
+		var times []time.Time
+		// Both answers move on only if the run falls due in between: then
+		// the controller writes the next one, and the plugin agrees again.
+		eventually(t, 20*time.Second, "next to print status.nextScheduleTime first", func() (bool, string) {
+			cur = synced("status.nextScheduleTime", hasNext)
+			out = plugin("next", cj.Name, "--count", "3")
+			times = nextUTC(t, out)
+			return len(times) == 3 && times[0].Equal(cur.Status.NextScheduleTime.Time),
+				fmt.Sprintf("next printed %v, status.nextScheduleTime is %v:\n%s", times, cur.Status.NextScheduleTime, out)
+		})
+		if times[1].Sub(times[0]) != 24*time.Hour || times[2].Sub(times[1]) != 24*time.Hour {
+			t.Errorf("next printed %v for a daily schedule", times)
+		}
+		if !strings.Contains(out, fmt.Sprintf("(resolved %q) in Asia/Kolkata", cur.Status.ResolvedSchedule)) || strings.Count(out, " IST ") != 3 {
+			t.Errorf("next does not show the resolved schedule %q in the CronJob's zone:\n%s", cur.Status.ResolvedSchedule, out)
+		}
+	}
+	checkNext()
+
+	// run: the Job it names appears, and history shows it complete.
+	out := plugin("run", cj.Name)
+	_, rest, ok := strings.Cut(out, "Job to expect: ")
+	if !ok {
+		t.Fatalf("run names no Job:\n%s", out)
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	eventually(t, 20*time.Second, "the run-now Job "+name, func() (bool, string) {
+		jobs := jobsOf(t, ns, cj)
+		for _, j := range jobs {
+			if j.Name == name && j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d Jobs", len(jobs))
+	})
+	eventually(t, 60*time.Second, "history to show "+name+" complete", func() (bool, string) {
+		out, err := kubectlCronJob(t, pluginDir, ns, "history", cj.Name)
+		if err != nil {
+			return false, fmt.Sprintf("%v: %s", err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 2 || strings.Fields(lines[0])[0] != "NAME" {
+			return false, out
+		}
+		f := strings.Fields(lines[1])
+		return len(f) == 6 && f[0] == name && f[1] == "run-now" && f[2] == "-" && f[3] == "Complete" && f[4] != "-", out
+	})
+
+	// suspend and resume: spec.suspend flips, and the controller follows.
+	if out := plugin("suspend", cj.Name); !strings.Contains(out, "/plugin suspended") {
+		t.Errorf("suspend printed %q", out)
+	}
+	if !ptr.Deref(getCronJob(t, ns, cj.Name).Spec.Suspend, false) {
+		t.Fatal("spec.suspend is not true after suspend")
+	}
+	synced("the controller to see the suspension", func(cj *cronv1.CronJob) bool { return !hasNext(cj) })
+	if out := plugin("next", cj.Name); !strings.Contains(out, "suspended: none of these starts until kubectl cronjob resume plugin") {
+		t.Errorf("next of a suspended CronJob does not say so:\n%s", out)
+	}
+	if out := plugin("resume", cj.Name); !strings.Contains(out, "/plugin resumed") {
+		t.Errorf("resume printed %q", out)
+	}
+	if ptr.Deref(getCronJob(t, ns, cj.Name).Spec.Suspend, true) {
+		t.Fatal("spec.suspend is not false after resume")
+	}
+	checkNext()
+
+	// A CronJob that is not there: one line, exit 1.
+	out, err := kubectlCronJob(t, pluginDir, ns, "history", "missing")
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"missing" not found`) {
+		t.Errorf("history of a missing CronJob: %v, %q", err, out)
+	}
+}
+
+// nextUTC reads the UTC column of next's table.
+func nextUTC(t *testing.T, out string) []time.Time {
+	t.Helper()
+	var times []time.Time
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339, f[len(f)-1]); err == nil {
+			times = append(times, at)
+		}
+	}
+	return times
+}

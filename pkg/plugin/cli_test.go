@@ -1,0 +1,151 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+)
+
+// kubeconfig writes a kubeconfig whose context names namespace, and
+// points KUBECONFIG at it.
+func kubeconfig(t *testing.T, namespace string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u, namespace: ` + namespace + `}
+- name: other
+  context: {cluster: c, user: u, namespace: from-other-context}
+current-context: ctx
+`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", path)
+	return path
+}
+
+// cli runs the command line on the fakes, and returns the exit code and
+// what it printed.
+func (f fakes) cli(t *testing.T, args ...string) (code int, stdout, stderr string, namespace string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	connect := func(cfg clientcmd.ClientConfig) (clientset.Interface, kubernetes.Interface, error) {
+		if _, err := cfg.ClientConfig(); err != nil {
+			return nil, nil, err
+		}
+		return f.cron, f.kube, nil
+	}
+	c := CLI{Stdout: &out, Stderr: &errOut, Connect: connect, Clock: f.clock}
+	code = c.Main(context.Background(), args)
+	// The namespace the command used is the one it read the CronJob in.
+	for _, a := range f.cron.Actions() {
+		namespace = a.GetNamespace()
+	}
+	return code, out.String(), errOut.String(), namespace
+}
+
+func TestCLIRunsEachCommandInTheKubeconfigsNamespace(t *testing.T) {
+	kubeconfig(t, ns)
+	f := newFakes([]*cronv1.CronJob{newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("UTC") })})
+	for _, args := range [][]string{
+		{"suspend", "nightly"},
+		{"resume", "nightly"},
+		{"run", "nightly"},
+		{"next", "nightly", "--count", "2"},
+		{"next", "-c", "1", "nightly"},
+		{"history", "nightly"},
+	} {
+		code, stdout, stderr, namespace := f.cli(t, args...)
+		if code != 0 || stderr != "" || stdout == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+		if namespace != ns {
+			t.Errorf("%q: worked in namespace %q, want the kubeconfig's %q", args, namespace, ns)
+		}
+	}
+	if ptr.Deref(f.cronJob(t, "nightly").Spec.Suspend, false) {
+		t.Error("suspend then resume left the CronJob suspended")
+	}
+	if _, stdout, _, _ := f.cli(t, "next", "nightly", "--count", "2"); strings.Count(stdout, "Z\n") != 2 {
+		t.Errorf("--count 2 printed\n%s", stdout)
+	}
+}
+
+func TestCLINamespaceAndContextFlags(t *testing.T) {
+	path := kubeconfig(t, "elsewhere")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history", "nightly", "-n", ns}, ns},
+		{[]string{"--namespace=" + ns, "history", "nightly"}, ns},
+		{[]string{"history", "nightly"}, "elsewhere"},
+		{[]string{"history", "nightly", "--context", "other"}, "from-other-context"},
+		{[]string{"history", "nightly", "--kubeconfig", path, "--context", "other", "-n", ns}, ns},
+	} {
+		f := newFakes([]*cronv1.CronJob{newCronJob("nightly", "0 2 * * *")})
+		_, _, _, namespace := f.cli(t, tc.args...)
+		if namespace != tc.want {
+			t.Errorf("%q: namespace %q, want %q", tc.args, namespace, tc.want)
+		}
+	}
+}
+
+func TestCLIRefusesABadCommandLine(t *testing.T) {
+	kubeconfig(t, ns)
+	f := newFakes([]*cronv1.CronJob{newCronJob("nightly", "0 2 * * *")})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command given"},
+		{[]string{"start", "nightly"}, `unknown command "start"`},
+		{[]string{"run"}, "run takes one CronJob name, got 0 arguments"},
+		{[]string{"run", "a", "b"}, "run takes one CronJob name, got 2 arguments"},
+		{[]string{"run", "nightly", "--count", "3"}, "--count applies to next only"},
+		{[]string{"next", "nightly", "--bogus"}, "unknown flag: --bogus"},
+	} {
+		code, stdout, stderr, _ := f.cli(t, tc.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "error: "+tc.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	if n := len(f.cron.Actions()); n != 0 {
+		t.Errorf("a bad command line made %d requests", n)
+	}
+	if code, _, stderr, _ := f.cli(t, "--help"); code != 0 || !strings.Contains(stderr, "kubectl cronjob run NAME") || !strings.Contains(stderr, "--namespace") {
+		t.Errorf("--help: exit %d, printed %q", code, stderr)
+	}
+}
+
+func TestCLIReportsAFailedCommand(t *testing.T) {
+	kubeconfig(t, ns)
+	f := newFakes(nil)
+	code, stdout, stderr, _ := f.cli(t, "history", "nope")
+	if code != 1 || stdout != "" || stderr != "error: "+Resource+` "nope" not found in namespace "team-a"`+"\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr, _ = f.cli(t, "history", "nope", "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
+	if code != 1 || !strings.HasPrefix(stderr, "error: ") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a missing kubeconfig: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -1,0 +1,154 @@
+package plugin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+)
+
+// Outcomes of a Job in History.
+const (
+	OutcomeComplete = "Complete"
+	OutcomeFailed   = "Failed"
+	OutcomeRunning  = "Running"
+)
+
+// Kinds of run in History.
+const (
+	KindScheduled = "scheduled"
+	KindRunNow    = "run-now"
+	// KindOther is a Job the CronJob controls that the controller did not
+	// create (adopted by hand).
+	KindOther = "other"
+)
+
+// Entry is one Job in a CronJob's history.
+type Entry struct {
+	Name string
+	// Kind is KindScheduled, KindRunNow or KindOther.
+	Kind string
+	// Scheduled is the scheduled time of a scheduled run; zero otherwise.
+	Scheduled time.Time
+	// Outcome is OutcomeComplete, OutcomeFailed or OutcomeRunning.
+	Outcome string
+	// Duration is from the Job's start to its end, or to now while it
+	// runs; zero before it starts.
+	Duration time.Duration
+	// Started reports whether the Job has a start time.
+	Started bool
+	Created time.Time
+}
+
+// HistoryOf lists the Jobs cj controls (by controller reference to its
+// UID, as the controller finds them), newest first: by creation time, then
+// scheduled time, then name.
+func HistoryOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, error) {
+	list, err := c.Kube.BatchV1().Jobs(cj.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	now := c.Clock.Now()
+	var entries []Entry
+	for i := range list.Items {
+		j := &list.Items[i]
+		if !job.IsControlledBy(j, string(cj.UID)) {
+			continue
+		}
+		e := Entry{Name: j.Name, Kind: KindOther, Created: j.CreationTimestamp.Time}
+		if at, ok := job.ScheduledAt(j); ok {
+			e.Kind, e.Scheduled = KindScheduled, at
+		} else if j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
+			e.Kind = KindRunNow
+		}
+		var end time.Time
+		switch job.Finished(j) {
+		case batchv1.JobComplete:
+			e.Outcome, end = OutcomeComplete, finishedAt(j, batchv1.JobComplete)
+		case batchv1.JobFailed:
+			e.Outcome, end = OutcomeFailed, finishedAt(j, batchv1.JobFailed)
+		default:
+			e.Outcome, end = OutcomeRunning, now
+		}
+		if j.Status.StartTime != nil && !end.IsZero() {
+			e.Started = true
+			e.Duration = max(0, end.Sub(j.Status.StartTime.Time))
+		}
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b Entry) int {
+		return cmp.Or(b.Created.Compare(a.Created), b.Scheduled.Compare(a.Scheduled), cmp.Compare(b.Name, a.Name))
+	})
+	return entries, nil
+}
+
+// finishedAt is when j ended: its completion time when it completed, else
+// when its final condition became true.
+func finishedAt(j *batchv1.Job, outcome batchv1.JobConditionType) time.Time {
+	if outcome == batchv1.JobComplete && j.Status.CompletionTime != nil {
+		return j.Status.CompletionTime.Time
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Type == outcome && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// History prints the Jobs of the CronJob, newest first: name, run-now or
+// scheduled (with the scheduled time in the CronJob's zone), outcome,
+// duration and age.
+func History(ctx context.Context, c Clients, w io.Writer, name string) error {
+	cj, err := c.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	entries, err := HistoryOf(ctx, c, cj)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(w, "No Jobs of %s/%s in namespace %s.\n", Resource, name, cj.Namespace)
+		return nil
+	}
+	// The scheduled-at annotation is written in the CronJob's zone; it is
+	// shown in that zone by name when this machine knows it.
+	loc := time.UTC
+	if tz := cj.Spec.TimeZone; tz != nil {
+		if l, err := time.LoadLocation(*tz); err == nil {
+			loc = l
+		}
+	}
+	now := c.Clock.Now()
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRUN\tSCHEDULED\tOUTCOME\tDURATION\tAGE")
+	for _, e := range entries {
+		scheduled := "-"
+		if !e.Scheduled.IsZero() {
+			if cj.Spec.TimeZone != nil {
+				scheduled = e.Scheduled.In(loc).Format(zoneLayout)
+			} else {
+				scheduled = e.Scheduled.Format(zoneLayout)
+			}
+		}
+		took := "-"
+		if e.Started {
+			took = duration.HumanDuration(e.Duration)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Kind, scheduled, e.Outcome, took,
+			duration.HumanDuration(now.Sub(e.Created)))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,91 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+)
+
+func TestHistoryListsTheCronJobsJobsNewestFirst(t *testing.T) {
+	cj := newCronJob("nightly", "*/5 * * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Europe/Berlin") })
+	other := newCronJob("other", "*/5 * * * *")
+	at := func(m int) time.Time { return time.Date(2026, 11, 23, 12, m, 0, 0, time.UTC) }
+	jobs := []*batchv1.Job{
+		jobOf(cj, "nightly-old", at(40), scheduledAt(at(40)), started(at(40).Add(time.Second)), ended(batchv1.JobComplete, at(41).Add(31*time.Second))),
+		jobOf(cj, "nightly-failed", at(50), scheduledAt(at(50)), started(at(50)), ended(batchv1.JobFailed, at(52))),
+		jobOf(cj, "nightly-mabc", at(55), manual, started(at(55)), ended(batchv1.JobComplete, at(55).Add(4*time.Second))),
+		// Two runs created in the same second (catchUpPolicy All).
+		jobOf(cj, "nightly-a", at(60), scheduledAt(at(55)), started(at(60))),
+		jobOf(cj, "nightly-b", at(60), scheduledAt(at(60))),
+		jobOf(other, "other-1", at(61), scheduledAt(at(60))),
+	}
+	// A Job of the same name in another namespace, and one with no
+	// controller, are not the CronJob's.
+	foreign := jobOf(cj, "nightly-elsewhere", at(62), scheduledAt(at(60)))
+	foreign.Namespace = "team-b"
+	orphan := jobOf(cj, "nightly-orphan", at(62), scheduledAt(at(60)))
+	orphan.OwnerReferences = nil
+	jobs = append(jobs, foreign, orphan)
+	f := newFakes([]*cronv1.CronJob{cj, other}, jobs...)
+	f.clock.SetTime(at(64).Add(30 * time.Second))
+
+	var out bytes.Buffer
+	if err := History(context.Background(), f.clients(), &out, "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	want := `NAME             RUN         SCHEDULED                     OUTCOME    DURATION   AGE
+nightly-b        scheduled   Mon 2026-11-23 14:00:00 CET   Running    -          4m30s
+nightly-a        scheduled   Mon 2026-11-23 13:55:00 CET   Running    4m30s      4m30s
+nightly-mabc     run-now     -                             Complete   4s         9m30s
+nightly-failed   scheduled   Mon 2026-11-23 13:50:00 CET   Failed     2m         14m
+nightly-old      scheduled   Mon 2026-11-23 13:40:00 CET   Complete   90s        24m
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestHistoryOfACronJobWithoutJobs(t *testing.T) {
+	cj := newCronJob("nightly", "0 2 * * *")
+	// A Job of an earlier CronJob of the same name: another UID.
+	earlier := newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) { cj.UID = "uid-before" })
+	f := newFakes([]*cronv1.CronJob{cj}, jobOf(earlier, "nightly-1", t0, scheduledAt(t0)))
+	var out bytes.Buffer
+	if err := History(context.Background(), f.clients(), &out, "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "No Jobs of " + Resource + "/nightly in namespace team-a.\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+}
+
+func TestHistoryOfEntries(t *testing.T) {
+	cj := newCronJob("nightly", "0 2 * * *")
+	start := t0.Add(-time.Hour)
+	f := newFakes([]*cronv1.CronJob{cj},
+		jobOf(cj, "by-hand", start, started(start)),
+		// Failed without a condition time: no duration to tell.
+		jobOf(cj, "failed", start.Add(-time.Minute), scheduledAt(start), started(start), func(j *batchv1.Job) {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: "True"}}
+		}),
+	)
+	entries, err := HistoryOf(context.Background(), f.clients(), cj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("entries %+v", entries)
+	}
+	if e := entries[0]; e.Name != "by-hand" || e.Kind != KindOther || e.Outcome != OutcomeRunning || e.Duration != time.Hour || !e.Started {
+		t.Errorf("a Job the controller did not create, running an hour: %+v", e)
+	}
+	if e := entries[1]; e.Outcome != OutcomeFailed || e.Started || !e.Scheduled.Equal(start.Truncate(time.Second)) {
+		t.Errorf("a failed Job with no end time: %+v", e)
+	}
+}

@@ -1,0 +1,119 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// Layouts of the times the commands print: in the CronJob's zone for
+// people, and UTC in RFC 3339, as status.nextScheduleTime is written.
+const (
+	zoneLayout = "Mon 2006-01-02 15:04:05 MST"
+	utcLayout  = time.RFC3339
+)
+
+// NextTimes is the schedule of cj as the controller reads it, and its next
+// count times after now: the first is the one the controller writes to
+// status.nextScheduleTime.
+//
+// The schedule is read as the planner's observeSchedule reads it: every H
+// resolved with the seed namespace/name, then parsed in spec.timeZone (the
+// local zone of this process when unset, as the controller uses its own).
+// The first time follows the planner's planRuns: the first scheduled time
+// after now counting from the time the CronJob's runs are settled until
+// (its last run, a later missed one, or its creation), which matters for
+// @every, whose times count from there.
+func NextTimes(cj *cronv1.CronJob, now time.Time, count int) (*schedule.Schedule, string, []time.Time, error) {
+	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sched, err := schedule.Parse(resolved, cj.Spec.TimeZone)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	due, err := sched.MostRecent(settledUntil(cj), now)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("schedule %q: %w", cj.Spec.Schedule, err)
+	}
+	var times []time.Time
+	for t := due.Next; !t.IsZero() && len(times) < count; t = sched.Next(t) {
+		times = append(times, t)
+	}
+	return sched, resolved, times, nil
+}
+
+// settledUntil is the time after which the controller looks for runs: the
+// last run started, or a later run counted missed for any reason but a
+// schedule change, or else the CronJob's creation. It is the planner's
+// Plan.settledUntil on a status as written.
+func settledUntil(cj *cronv1.CronJob) time.Time {
+	st := &cj.Status
+	base := cj.CreationTimestamp.Time
+	if st.LastScheduleTime != nil {
+		base = st.LastScheduleTime.Time
+	}
+	for _, m := range st.MissedRuns {
+		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(base) {
+			base = m.LastTime.Time
+		}
+	}
+	return base
+}
+
+// Next prints the next count times the CronJob runs, in its zone and in
+// UTC, and says when the controller's status disagrees or the CronJob is
+// suspended.
+func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) error {
+	if count < 1 {
+		return fmt.Errorf("the count must be at least 1, not %d", count)
+	}
+	cj, err := c.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	sched, resolved, times, err := NextTimes(cj, c.Clock.Now(), count)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", Resource, name, err)
+	}
+	fmt.Fprintf(w, "schedule %q", cj.Spec.Schedule)
+	if resolved != cj.Spec.Schedule {
+		fmt.Fprintf(w, " (resolved %q)", resolved)
+	}
+	zone := ptr.Deref(cj.Spec.TimeZone, "")
+	if cj.Spec.TimeZone == nil {
+		// The controller's local zone is not known here.
+		zone = "Local"
+		fmt.Fprintf(w, " in the controller's local time zone (spec.timeZone is unset); shown in this machine's (%s)\n",
+			c.Clock.Now().In(sched.Location()).Format("MST, UTC-07:00"))
+	} else {
+		fmt.Fprintf(w, " in %s\n", zone)
+	}
+	if len(times) == 0 {
+		fmt.Fprintln(w, "no further runs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(tw, "%s\tUTC\n", zone)
+	for _, t := range times {
+		fmt.Fprintf(tw, "%s\t%s\n", t.In(sched.Location()).Format(zoneLayout), t.UTC().Format(utcLayout))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if ptr.Deref(cj.Spec.Suspend, false) {
+		fmt.Fprintf(w, "suspended: none of these starts until kubectl cronjob resume %s\n", name)
+	} else if next := cj.Status.NextScheduleTime; next != nil && cj.Status.ObservedGeneration == cj.Generation && !next.Time.Equal(times[0]) {
+		fmt.Fprintf(w, "status.nextScheduleTime says %s: the controller has not synced since, or its clock or local zone differs from this machine's\n",
+			next.UTC().Format(utcLayout))
+	}
+	return nil
+}

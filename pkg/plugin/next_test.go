@@ -1,0 +1,145 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+)
+
+func TestNextTimesStartWhereTheControllerSaysTheNextRunIs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cj   *cronv1.CronJob
+	}{
+		{"hashed, in a zone", newCronJob("report", "H H * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Asia/Kolkata") })},
+		{"local zone", newCronJob("report", "0 9 * * 1-5")},
+		{"@every counts from the last run", newCronJob("poll", "@every 90m", func(cj *cronv1.CronJob) {
+			cj.Status.LastScheduleTime = &metav1.Time{Time: t0.Add(-50*time.Minute - 7*time.Second)}
+		})},
+		{"@every counts from creation before its first run", newCronJob("poll", "@every 7m")},
+		{"@every counts from a later missed run", newCronJob("poll", "@every 25m", func(cj *cronv1.CronJob) {
+			cj.Status.LastScheduleTime = &metav1.Time{Time: t0.Add(-3 * time.Hour)}
+			cj.Status.MissedRuns = []cronv1.MissedRuns{
+				{Reason: cronv1.MissedDeadlineExceeded, Count: 4, LastTime: metav1.NewTime(t0.Add(-13 * time.Minute))},
+				{Reason: cronv1.MissedScheduleChanged, Count: 1, LastTime: metav1.NewTime(t0.Add(-2 * time.Minute))},
+			}
+		})},
+		{"across a daylight saving change", newCronJob("dst", "30 2 * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("America/New_York") })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, now := range []time.Time{t0, time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)} {
+				sched, _, times, err := NextTimes(tc.cj, now, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := decide(tc.cj, now).Status.NextScheduleTime
+				if want == nil || len(times) != 5 || !times[0].Equal(want.Time) {
+					t.Fatalf("at %v: times %v, the controller's next %v", now, times, want)
+				}
+				for i := 1; i < len(times); i++ {
+					if !times[i].After(times[i-1]) || !sched.Next(times[i-1]).Equal(times[i]) {
+						t.Errorf("times %v: %v does not follow %v", times, times[i], times[i-1])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestNextPrintsTheZoneAndUTC(t *testing.T) {
+	cj := newCronJob("report", "H 6 * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Asia/Kolkata") })
+	f := newFakes([]*cronv1.CronJob{cj})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "report", 3); err != nil {
+		t.Fatal(err)
+	}
+	// H resolves to minute 49 for team-a/report; 06:49 IST is 01:19 UTC,
+	// and t0 is 18:34 IST.
+	want := `schedule "H 6 * * *" (resolved "49 6 * * *") in Asia/Kolkata
+Asia/Kolkata                  UTC
+Tue 2026-11-24 06:49:00 IST   2026-11-24T01:19:00Z
+Wed 2026-11-25 06:49:00 IST   2026-11-25T01:19:00Z
+Thu 2026-11-26 06:49:00 IST   2026-11-26T01:19:00Z
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestNextSaysWhatTheTimesDoNotShow(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cj     *cronv1.CronJob
+		want   string
+		absent string
+	}{
+		{"suspended", newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+			cj.Spec.Suspend = ptr.To(true)
+		}), "suspended: none of these starts until kubectl cronjob resume nightly", ""},
+		{"zone unset", newCronJob("nightly", "0 2 * * *"), `in the controller's local time zone (spec.timeZone is unset); shown in this machine's`, ""},
+		{"status disagrees", newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+			cj.Status.ObservedGeneration = 1
+			cj.Status.NextScheduleTime = &metav1.Time{Time: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)}
+		}), "status.nextScheduleTime says 2026-11-23T02:00:00Z", ""},
+		{"status agrees", newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+			cj.Status.ObservedGeneration = 1
+			cj.Status.NextScheduleTime = &metav1.Time{Time: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
+		}), "Tue 2026-11-24 02:00:00 UTC   2026-11-24T02:00:00Z", "status.nextScheduleTime"},
+		{"status of an older spec", newCronJob("nightly", "0 2 * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+			cj.Generation = 2
+			cj.Status.ObservedGeneration = 1
+			cj.Status.NextScheduleTime = &metav1.Time{Time: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)}
+		}), "2026-11-24T02:00:00Z", "status.nextScheduleTime"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakes([]*cronv1.CronJob{tc.cj})
+			var out bytes.Buffer
+			if err := Next(context.Background(), f.clients(), &out, "nightly", 2); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, out.String())
+			}
+			if tc.absent != "" && strings.Contains(out.String(), tc.absent) {
+				t.Errorf("output has %q:\n%s", tc.absent, out.String())
+			}
+		})
+	}
+}
+
+func TestNextRefusesWhatTheControllerRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		cj   *cronv1.CronJob
+		want string
+	}{
+		{newCronJob("bad", "every day at noon"), `schedule "every day at noon"`},
+		{newCronJob("bad", "TZ=UTC 0 * * * *"), "use spec.timeZone instead"},
+		{newCronJob("bad", "0 * * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Mars/Olympus") }), `unknown time zone "Mars/Olympus"`},
+		{newCronJob("bad", "0 0 30 2 *"), "never fires"},
+	} {
+		f := newFakes([]*cronv1.CronJob{tc.cj})
+		var out bytes.Buffer
+		err := Next(context.Background(), f.clients(), &out, "bad", 5)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("schedule %q: error %v, want one containing %q", tc.cj.Spec.Schedule, err, tc.want)
+		}
+		if cond := decide(tc.cj, t0).Status.Conditions; len(cond) == 0 || !strings.Contains(err.Error(), cond[0].Message) {
+			t.Errorf("schedule %q: error %v does not carry the controller's message %+v", tc.cj.Spec.Schedule, err, cond)
+		}
+	}
+	f := newFakes([]*cronv1.CronJob{newCronJob("ok", "@hourly")})
+	if err := Next(context.Background(), f.clients(), &bytes.Buffer{}, "ok", 0); err == nil {
+		t.Error("a count of 0 was accepted")
+	}
+}
