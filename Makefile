@@ -11,7 +11,7 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build test fuzz model soak cluster-binaries verify run codegen manifests bench clean
+.PHONY: all build image test fuzz model soak cluster-binaries verify run codegen manifests bench clean
 
 all: build
 
@@ -20,6 +20,19 @@ all: build
 build:
 	go build -o $(OUTPUT_BIN)/cronjob-controller .
 	go build -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
+
+IMAGE          ?= cronjob-controller:latest
+IMAGE_PLATFORM ?= linux/$(shell go env GOARCH)
+IMAGE_ARCHIVE  ?= _output/cronjob-controller-image.tar
+
+## image: the controller's container image as an archive for docker load, podman
+## load or kind load image-archive, with no container engine: hack/image (built
+## into _output/bin with go-containerregistry, the version go.mod pins) puts the
+## static binary, time zone database embedded, in an image from scratch run as
+## 65532:65532. IMAGE names it, IMAGE_PLATFORM=linux/arm64 cross-builds.
+image:
+	go build -o $(OUTPUT_BIN)/image-builder ./hack/image
+	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM)
 
 FUZZ_TIME ?= 20s
 

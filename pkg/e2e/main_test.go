@@ -153,15 +153,29 @@ func startController(t *testing.T, args ...string) *controllerProcess {
 // startControllerWith runs the controller with the given kubeconfig.
 func startControllerWith(t *testing.T, kubeconfig string, args ...string) *controllerProcess {
 	t.Helper()
+	return startControllerCmd(t, exec.Command(env.controller, controllerArgs(kubeconfig, args...)...))
+}
+
+// controllerArgs are the arguments the tests run the controller with.
+func controllerArgs(kubeconfig string, args ...string) []string {
+	// Several controllers may run at once: no fixed ports unless asked for.
+	base := []string{"-kubeconfig", kubeconfig, "-v=2", "-metrics-bind-address=0", "-health-probe-bind-address=0"}
+	return append(base, args...)
+}
+
+// startControllerCmd starts a command that runs the controller, as
+// startControllerWith does.
+func startControllerCmd(t *testing.T, cmd *exec.Cmd) *controllerProcess {
+	t.Helper()
 	logFile, err := os.CreateTemp(t.TempDir(), "controller-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Several controllers may run at once: no fixed ports unless asked for.
-	base := []string{"-kubeconfig", kubeconfig, "-v=2", "-metrics-bind-address=0", "-health-probe-bind-address=0"}
-	cmd := exec.Command(env.controller, append(base, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

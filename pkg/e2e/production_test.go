@@ -3,13 +3,18 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,28 +23,59 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
 const deployNamespace = "cronjob-controller-system"
 
-// The shipped manifests pass the API server's validation, and a controller
-// holding only the shipped roles does its whole job and nothing more.
+// The shipped kustomization renders the CRD, the namespace, the RBAC and
+// the Deployment, with the image its images entry names; kubectl apply -k
+// installs them; the Deployment's pod passes the namespace's restricted pod
+// security; and a controller holding only the shipped roles does its whole
+// job and nothing more.
 func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 	deploy := filepath.Join(env.root, "artifacts", "deploy")
-	if out, err := kubectl("apply", "-f", filepath.Join(deploy, "00-namespace.yaml")); err != nil {
-		t.Fatalf("creating the namespace: %v\n%s", err, out)
+	rendered, err := renderKustomization(deploy)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out, err := kubectl("apply", "--dry-run=server", "-f", deploy); err != nil {
-		t.Fatalf("server-side dry run of artifacts/deploy: %v\n%s", err, out)
+	var got []string
+	for _, o := range rendered {
+		got = append(got, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
 	}
-	if out, err := kubectl("apply", "-f", filepath.Join(deploy, "10-rbac.yaml")); err != nil {
-		t.Fatalf("applying the RBAC: %v\n%s", err, out)
+	sort.Strings(got)
+	want := []string{
+		"ClusterRole /cronjob-controller",
+		"ClusterRoleBinding /cronjob-controller",
+		"CustomResourceDefinition /cronjobs.batch.tutorial.kubebuilder.io",
+		"Deployment " + deployNamespace + "/cronjob-controller",
+		"Namespace /" + deployNamespace,
+		"Role " + deployNamespace + "/cronjob-controller-leader-election",
+		"RoleBinding " + deployNamespace + "/cronjob-controller-leader-election",
+		"ServiceAccount " + deployNamespace + "/cronjob-controller",
 	}
+	if !slices.Equal(got, want) {
+		t.Errorf("kubectl kustomize artifacts/deploy renders\n  %q\nwant\n  %q", got, want)
+	}
+	checkImageSetInOnePlace(t)
+
+	if out, err := kubectl("apply", "-k", deploy); err != nil {
+		t.Fatalf("kubectl apply -k artifacts/deploy: %v\n%s", err, out)
+	}
+	// kube-controller-manager runs no Deployment controller here: the
+	// Deployment stays without pods, and goes when the test ends.
+	t.Cleanup(func() {
+		_ = env.kube.AppsV1().Deployments(deployNamespace).Delete(context.Background(), "cronjob-controller", metav1.DeleteOptions{})
+	})
+	checkPodSecurity(t)
+
 	sa := "system:serviceaccount:" + deployNamespace + ":cronjob-controller"
 	for _, check := range []struct {
 		verb, resource, namespace, want string
@@ -88,6 +124,114 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 	lease, err := env.kube.CoordinationV1().Leases(deployNamespace).Get(context.Background(), "least-privilege-test", metav1.GetOptions{})
 	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
 		t.Errorf("the Lease was not taken: %v %+v", err, lease)
+	}
+}
+
+// renderKustomization is kubectl kustomize of dir, as objects.
+func renderKustomization(dir string) ([]*unstructured.Unstructured, error) {
+	cmd := exec.Command("kubectl", "kustomize", dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
+	}
+	var objs []*unstructured.Unstructured
+	dec := yaml.NewYAMLOrJSONDecoder(&stdout, 4096)
+	for {
+		o := &unstructured.Unstructured{}
+		if err := dec.Decode(&o.Object); errors.Is(err, io.EOF) {
+			return objs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("kubectl kustomize %s: %w", dir, err)
+		}
+		if len(o.Object) > 0 {
+			objs = append(objs, o)
+		}
+	}
+}
+
+// checkImageSetInOnePlace: the kustomization's images entry alone decides
+// the Deployment's image. A copy of artifacts/ whose entry names another
+// image renders every container with that image.
+func checkImageSetInOnePlace(t *testing.T) {
+	t.Helper()
+	copied := filepath.Join(t.TempDir(), "artifacts")
+	if err := os.CopyFS(copied, os.DirFS(filepath.Join(env.root, "artifacts"))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(copied, "deploy", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k map[string]any
+	if err := sigsyaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	images, _ := k["images"].([]any)
+	if len(images) != 1 {
+		t.Fatalf("the kustomization's images: %v, want one entry", k["images"])
+	}
+	entry, _ := images[0].(map[string]any)
+	shipped := fmt.Sprintf("%v:%v", entry["newName"], entry["newTag"])
+	const other = "registry.example.com/team/cronjob-controller:v9.9.9"
+	entry["newName"], entry["newTag"] = "registry.example.com/team/cronjob-controller", "v9.9.9"
+	edited, err := sigsyaml.Marshal(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, image := range map[string]string{
+		filepath.Join(env.root, "artifacts", "deploy"): shipped,
+		filepath.Dir(path): other,
+	} {
+		objs, err := renderKustomization(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, o := range objs {
+			if o.GetKind() != "Deployment" {
+				continue
+			}
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			for _, c := range containers {
+				n++
+				if got := c.(map[string]any)["image"]; got != image {
+					t.Errorf("%s: container image %v, want %s", dir, got, image)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no Deployment container", dir)
+		}
+	}
+}
+
+// checkPodSecurity: the Deployment's pod is admitted in its namespace,
+// which enforces the restricted pod security standard, and the same pod
+// keeping all its capabilities is not (so the admission is in force here).
+func checkPodSecurity(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	dep, err := env.kube.AppsV1().Deployments(deployNamespace).Get(ctx, "cronjob-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "cronjob-controller-", Labels: dep.Spec.Template.Labels},
+		Spec:       dep.Spec.Template.Spec,
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	if _, err := env.kube.CoreV1().Pods(deployNamespace).Create(ctx, pod, dryRun); err != nil {
+		t.Errorf("the Deployment's pod, dry run in %s: %v", deployNamespace, err)
+	}
+	capable := pod.DeepCopy()
+	capable.Spec.Containers[0].SecurityContext.Capabilities = nil
+	if _, err := env.kube.CoreV1().Pods(deployNamespace).Create(ctx, capable, dryRun); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "restricted") {
+		t.Errorf("the pod with its capabilities, dry run in %s: %v, want Forbidden by the restricted pod security", deployNamespace, err)
 	}
 }
 
