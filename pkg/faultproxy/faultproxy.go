@@ -187,6 +187,22 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	entries []Entry
+
+	// watches are the watches in flight, for CutWatches.
+	watchesMu sync.Mutex
+	watches   map[*watch]struct{}
+}
+
+// watch is a watch in flight through the proxy.
+type watch struct {
+	cancel context.CancelFunc
+	wasCut atomic.Bool
+}
+
+// cut ends the watch's stream abruptly.
+func (w *watch) cut() {
+	w.wasCut.Store(true)
+	w.cancel()
 }
 
 // decision travels with a forwarded request to the response hooks.
@@ -231,7 +247,7 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{cfg: cfg, matched: map[classKey]uint64{}}
+	p := &Proxy{cfg: cfg, matched: map[classKey]uint64{}, watches: map[*watch]struct{}{}}
 	p.armed.Store(!cfg.Disarmed)
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -268,6 +284,18 @@ func (p *Proxy) Close() {
 // Arm starts injecting faults; Disarm stops it.
 func (p *Proxy) Arm()    { p.armed.Store(true) }
 func (p *Proxy) Disarm() { p.armed.Store(false) }
+
+// CutWatches cuts every watch in flight, as a restarting load balancer or
+// API server would: the watches a client opened before Arm meet the
+// faults too once they are opened again. It returns how many it cut.
+func (p *Proxy) CutWatches() int {
+	p.watchesMu.Lock()
+	defer p.watchesMu.Unlock()
+	for w := range p.watches {
+		w.cut()
+	}
+	return len(p.watches)
+}
 
 // Entries returns a copy of every request recorded so far, in the order
 // they finished.
@@ -367,19 +395,33 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-	case WatchCut:
-		age := time.Duration(rng.Int64N(int64(p.cfg.MaxWatchAge)) + 1)
+	}
+	if info.Verb == "watch" {
+		// Every watch can be cut: by its own fault after a random time,
+		// or by CutWatches.
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
-		var cut atomic.Bool
-		stop := time.AfterFunc(age, func() { cut.Store(true); cancel() })
-		defer stop.Stop()
+		cw := &watch{cancel: cancel}
+		if kind == WatchCut {
+			age := time.Duration(rng.Int64N(int64(p.cfg.MaxWatchAge)) + 1)
+			stop := time.AfterFunc(age, cw.cut)
+			defer stop.Stop()
+		}
+		p.watchesMu.Lock()
+		p.watches[cw] = struct{}{}
+		p.watchesMu.Unlock()
+		defer func() {
+			p.watchesMu.Lock()
+			delete(p.watches, cw)
+			p.watchesMu.Unlock()
+		}()
 		// The stream ends without its terminating chunk, as when a load
 		// balancer drops it: the client cannot take it for a watch the
 		// server ended. (The reverse proxy mostly does this itself when
 		// the upstream request is cancelled; this makes sure.)
 		defer func() {
-			if cut.Load() {
+			if cw.wasCut.Load() {
+				e.Fault = WatchCut
 				panic(http.ErrAbortHandler)
 			}
 		}()

@@ -188,6 +188,33 @@ func TestWatchCut(t *testing.T) {
 	}
 }
 
+// CutWatches ends the watches in flight, abruptly, and only those.
+func TestCutWatches(t *testing.T) {
+	b := newBackend(t)
+	p := newProxy(t, Config{Target: b.server.URL})
+	resp, err := client().Get(p.URL + jobsPath + "?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The watch is in flight once its first event is through.
+	if _, err := resp.Body.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.CutWatches(); n != 1 {
+		t.Fatalf("cut %d watches, want 1", n)
+	}
+	if _, err := io.ReadAll(resp.Body); err == nil {
+		t.Error("the stream ended cleanly, want it cut")
+	}
+	if e := waitEntries(t, p, 1); len(e) != 1 || e[0].Fault != WatchCut {
+		t.Errorf("entries %+v, want one watch cut", e)
+	}
+	if n := p.CutWatches(); n != 0 {
+		t.Errorf("cut %d watches after the only one ended", n)
+	}
+}
+
 // Rules restricted by verb and resource fault only what they name.
 func TestRuleScope(t *testing.T) {
 	b := newBackend(t)
