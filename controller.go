@@ -479,19 +479,28 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return 0, err
 	}
 	plan := planner.Decide(v.input)
+	// The plan's wait counts from the moment it was decided; the requests
+	// that follow may take seconds (client-go waits out a 429's Retry-After
+	// inside the call), and the next run must not wake that much later.
+	wake := func() time.Duration {
+		if plan.RequeueAfter <= 0 {
+			return plan.RequeueAfter // no wake-up planned
+		}
+		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
+	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
 	c.report(v.cronJob, plan)
 
 	cj := v.cronJob
 	cj.Status = plan.Status
 	if equality.Semantic.DeepEqual(v.written, cj.Status) {
-		return plan.RequeueAfter, applyErr
+		return wake(), applyErr
 	}
 	if started && c.queue.Len() > 0 && !c.queue.ShuttingDown() {
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
 		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		c.queue.Add(key)
-		return plan.RequeueAfter, applyErr
+		return wake(), applyErr
 	}
 	if err := c.writeStatus(ctx, cj, &v.written); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -502,7 +511,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		return 0, errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
-	return plan.RequeueAfter, applyErr
+	return wake(), applyErr
 }
 
 // syncView is what one sync knows: the CronJob, with the status this

@@ -882,6 +882,43 @@ func TestStatusWriteConflictIsRetried(t *testing.T) {
 	}
 }
 
+// The wait to the next run counts from the moment the sync decided, not
+// from its end: a sync slowed by its own requests (client-go waits out a
+// 429's Retry-After inside the call) must not push the next run's wake-up
+// back by its own duration. Found by TestSurvivesLostCreateAnswers
+// (pkg/e2e): a status write throttled twice held a sync 6 s, the next run of
+// an @every 5s schedule woke 6 s late, and the newer run superseded it.
+func TestSlowSyncWakesOnTime(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		writeTakes time.Duration
+		// from and to bound the wait the sync returns.
+		from, to time.Duration
+	}{
+		{"a quick write", 0, time.Hour - time.Second, time.Hour - time.Second},
+		{"a slow write", 10 * time.Minute, 50*time.Minute - time.Second, 50*time.Minute - time.Second},
+		{"the next run fell due during the write", time.Hour, time.Nanosecond, time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t, at(time.Second))
+			f.cronJob = newCronJob()
+			c, _, _ := f.newController(ctx)
+			f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+				f.clock.Step(tc.writeTakes)
+				return false, nil, nil
+			})
+			requeue, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if requeue < tc.from || requeue > tc.to {
+				t.Errorf("the next wake-up is %v after the sync, want %v to %v", requeue, tc.from, tc.to)
+			}
+		})
+	}
+}
+
 func TestJobHandlersEnqueueTheOwner(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, topOfHour)
