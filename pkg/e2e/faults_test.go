@@ -83,6 +83,8 @@ type faultLoad struct {
 type watchedJob struct {
 	uid, name, owner string
 	scheduled        time.Time
+	// seen is when the watch delivered it.
+	seen time.Time
 }
 
 // addedJobs records every Job added in a namespace, straight from the API
@@ -126,7 +128,33 @@ func (w *addedJobs) add(j *batchv1.Job) {
 		w.bad = append(w.bad, j.Name)
 		return
 	}
-	w.jobs[string(j.UID)] = watchedJob{uid: string(j.UID), name: j.Name, owner: string(ref.UID), scheduled: at}
+	w.jobs[string(j.UID)] = watchedJob{uid: string(j.UID), name: j.Name, owner: string(ref.UID), scheduled: at, seen: time.Now()}
+}
+
+// countAt is how many Jobs seen so far are for the run at t.
+func (w *addedJobs) countAt(t time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, j := range w.jobs {
+		if j.scheduled.Equal(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// lastAddedAt is when the watch delivered the last Job for the run at t.
+func (w *addedJobs) lastAddedAt(t time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	for _, j := range w.jobs {
+		if j.scheduled.Equal(t) && j.seen.After(last) {
+			last = j.seen
+		}
+	}
+	return last
 }
 
 // byOwner returns each CronJob's runs, oldest first, and the Jobs that

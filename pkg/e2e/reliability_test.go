@@ -32,6 +32,14 @@ const fleetInterval = 5 * time.Second
 // on a small machine.
 func fleet(t *testing.T, ns string, n int) []*cronv1.CronJob {
 	t.Helper()
+	return fleetOf(t, ns, n, "@every 5s", func(cj *cronv1.CronJob) {
+		cj.Spec.JobTemplate.Spec.Suspend = ptr.To(true)
+	})
+}
+
+// fleetOf creates n CronJobs fleet-NNN on schedule, each changed by opts.
+func fleetOf(t *testing.T, ns string, n int, schedule string, opts ...func(*cronv1.CronJob)) []*cronv1.CronJob {
+	t.Helper()
 	var out []*cronv1.CronJob
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -40,9 +48,7 @@ func fleet(t *testing.T, ns string, n int) []*cronv1.CronJob {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			cj := cronJob(ns, fmt.Sprintf("fleet-%03d", i), "@every 5s", func(cj *cronv1.CronJob) {
-				cj.Spec.JobTemplate.Spec.Suspend = ptr.To(true)
-			})
+			cj := cronJob(ns, fmt.Sprintf("fleet-%04d", i), schedule, opts...)
 			created, err := env.cron.BatchV1().CronJobs(ns).Create(context.Background(), cj, metav1.CreateOptions{})
 			if err != nil {
 				t.Error(err)
