@@ -179,6 +179,10 @@ type Plan struct {
 	Creates []Create
 	// Events to emit, in order.
 	Events []Event
+	// Releases are the Jobs whose run-record finalizer may go: the status
+	// the API server holds records their runs. Their own field, apart from
+	// the run decisions, since they depend on the written status only.
+	Releases []Release
 	// Missed counts the runs counted as missed by this sync, per reason.
 	Missed map[string]int64
 	// RequeueAfter is when to look again (0: only when something changes).
@@ -201,6 +205,7 @@ func Decide(in Input) *Plan {
 		written = &cj.Status
 	}
 	p.pruneHistory(in.Jobs, written)
+	p.planReleases(in.Jobs, written)
 	if cj.DeletionTimestamp != nil {
 		return p
 	}
@@ -279,6 +284,37 @@ func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 			continue
 		}
 		p.Deletes = append(p.Deletes, Delete{Name: j.GetName(), UID: j.GetUID(), Reason: DeleteHistory})
+	}
+}
+
+// Release is a Job whose run-record finalizer (job.RunRecordFinalizer) to
+// remove, only if it still has this UID.
+type Release struct {
+	Name string
+	UID  types.UID
+	// Finalizers are the Job's finalizers as the sync saw them, so the
+	// release can remove exactly ours.
+	Finalizers []string
+}
+
+// planReleases lists the Jobs holding the run-record finalizer whose run the
+// written status records: the finalizer kept them as the run's only record,
+// and now the status is one. A CronJob being deleted releases every Job: no
+// run of it will ever be decided again. A Job being deleted before its run
+// is recorded is looked at again soon, so it does not hang in Terminating
+// longer than the status write takes.
+func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
+	for _, j := range jobs {
+		if !job.HoldsRunRecord(j) {
+			continue
+		}
+		if p.cj.DeletionTimestamp == nil && !p.recorded(j, written) {
+			if j.GetDeletionTimestamp() != nil {
+				p.requeueBy(p.now.Add(time.Second))
+			}
+			continue
+		}
+		p.Releases = append(p.Releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
 	}
 }
 
