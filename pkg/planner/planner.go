@@ -297,25 +297,35 @@ type Release struct {
 	Finalizers []string
 }
 
-// planReleases lists the Jobs holding the run-record finalizer whose run the
-// written status records: the finalizer kept them as the run's only record,
-// and now the status is one. A CronJob being deleted releases every Job: no
-// run of it will ever be decided again. A Job being deleted before its run
-// is recorded is looked at again soon, so it does not hang in Terminating
-// longer than the status write takes.
+// planReleases lists the Jobs whose finalizer may go (see Releases). A Job
+// being deleted before its run is recorded is looked at again soon, so it
+// does not hang in Terminating longer than the status write takes.
 func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
+	var waiting bool
+	p.Releases, waiting = Releases(p.cj, jobs, written)
+	if waiting {
+		p.requeueBy(p.now.Add(time.Second))
+	}
+}
+
+// Releases lists the Jobs of cj holding the run-record finalizer whose run
+// the written status records: the finalizer kept them as the run's only
+// record, and now the status is one. A CronJob being deleted releases every
+// Job: no run of it will ever be decided again. waiting reports a Job being
+// deleted whose run is not recorded yet.
+func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) (releases []Release, waiting bool) {
+	p := &Plan{cj: cj}
 	for _, j := range jobs {
 		if !job.HoldsRunRecord(j) {
 			continue
 		}
-		if p.cj.DeletionTimestamp == nil && !p.recorded(j, written) {
-			if j.GetDeletionTimestamp() != nil {
-				p.requeueBy(p.now.Add(time.Second))
-			}
+		if cj.DeletionTimestamp == nil && !p.recorded(j, written) {
+			waiting = waiting || j.GetDeletionTimestamp() != nil
 			continue
 		}
-		p.Releases = append(p.Releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
+		releases = append(releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
 	}
+	return releases, waiting
 }
 
 // recorded reports whether the written status records j's run.
