@@ -795,6 +795,11 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 		cj.Status = *d.Value
 		if err := c.writeStatus(ctx, cj); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
+			continue
+		}
+		// Recorded now: leave no finalizer for the next leader to release.
+		if err := c.releaseRecorded(ctx, cj); err != nil {
+			klog.FromContext(ctx).Error(err, "Releasing Jobs at shutdown failed", "cronjob", key)
 		}
 	}
 }
