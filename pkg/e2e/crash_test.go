@@ -6,7 +6,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -209,5 +214,53 @@ func drain(c chan string) {
 		default:
 			return
 		}
+	}
+}
+
+// releaseAllCommand is README's uninstall one-liner: it removes the
+// controller's run-record finalizer, and only that, from every Job.
+const releaseAllCommand = `kubectl get jobs -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{" "}{.metadata.finalizers}{"\n"}{end}' \
+  | grep batch.tutorial.kubebuilder.io/run-record \
+  | while read -r ns name _; do kubectl patch job -n "$ns" "$name" --type=strategic \
+      -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.tutorial.kubebuilder.io/run-record"]}}'; done`
+
+// Uninstalled before its Jobs went: README's one-liner releases them, and
+// leaves every other finalizer alone.
+func TestUninstallReleasesJobs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(env.root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), releaseAllCommand) {
+		t.Fatalf("README.md does not hold the uninstall one-liner the test runs:\n%s", releaseAllCommand)
+	}
+	ns := newNamespace(t)
+	const other = "example.com/keep"
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "left-behind", Namespace: ns, Finalizers: []string{other, job.RunRecordFinalizer}},
+		Spec:       *cronJob(ns, "x", "@hourly", stuck).Spec.JobTemplate.Spec.DeepCopy(),
+	}
+	if _, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.kube.BatchV1().Jobs(ns).Delete(context.Background(), j.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", releaseAllCommand)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the one-liner failed: %v\n%s", err, out)
+	}
+	got, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), j.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Finalizers, []string{other}) {
+		t.Errorf("finalizers after the one-liner %q, want only %q", got.Finalizers, other)
+	}
+	// Let the namespace go.
+	got.Finalizers = nil
+	if _, err := env.kube.BatchV1().Jobs(ns).Update(context.Background(), got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
