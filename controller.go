@@ -634,9 +634,10 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 // Deletes go first; a Replace delete that fails holds back the scheduled
 // creates. Scheduled creates go in order and stop at the first failure a
 // retry may mend, so no run is skipped for a later one; a run-now create
-// stands on its own. started says a Job was created; the error joins the
-// failures worth a retry, and a permanent one (noRetry) only when nothing
-// else failed.
+// stands on its own. The run-record finalizers the plan releases go last,
+// so under a burst no create waits behind them. started says a Job was
+// created; the error joins the failures worth a retry, and a permanent one
+// (noRetry) only when nothing else failed.
 func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planner.Plan) (started bool, _ error) {
 	var errs []error
 	var scheduledBlocked bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -107,7 +108,7 @@ func (o *orphans) take(key cache.ObjectName) []orphan {
 // is really gone. Without this, a Job the garbage collector or a user
 // deletes after its CronJob would hang in Terminating.
 func (c *Controller) noteOrphan(j *slim.Job, owner *metav1.OwnerReference, finalizers []string) {
-	if owner == nil || !job.HoldsRunRecord(&metav1.ObjectMeta{Finalizers: finalizers}) || c.releasedJobs.Has(j.UID) {
+	if owner == nil || !slices.Contains(finalizers, job.RunRecordFinalizer) || c.releasedJobs.Has(j.UID) {
 		return
 	}
 	key := cache.ObjectName{Namespace: j.Namespace, Name: owner.Name}
