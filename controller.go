@@ -79,6 +79,13 @@ type Controller struct {
 	// failedCreates are Jobs whose create failed in a way that does not
 	// say whether the API server applied it; a sync looks them up.
 	failedCreates *ownwrites.Attempts
+	// releasedJobs are the Jobs whose run-record finalizer this process
+	// removed that the cache may still show holding it.
+	releasedJobs *ownwrites.Deletes
+	// orphans are Jobs holding the run-record finalizer whose controlling
+	// CronJob looked gone to an event handler, by the key of that CronJob:
+	// its sync releases them, or they would hang in Terminating.
+	orphans *orphans
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
 	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
@@ -130,9 +137,11 @@ func NewController(
 			}
 			return ""
 		}),
-		writtenCronJobs: ownwrites.New[*slim.CronJob](clk, ownWritesTTL, nil),
+		writtenCronJobs: ownwrites.NewVersioned[*slim.CronJob](clk, ownWritesTTL, nil),
 		deletedJobs:     ownwrites.NewDeletes(clk, ownWritesTTL),
 		failedCreates:   ownwrites.NewAttempts(clk, ownWritesTTL),
+		releasedJobs:    ownwrites.NewDeletes(clk, ownWritesTTL),
+		orphans:         newOrphans(),
 		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -335,6 +344,18 @@ func (c *Controller) deleteCronJob(obj any) {
 		return
 	}
 	c.writtenCronJobs.Forget(key)
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if cj, ok := obj.(metav1.Object); ok {
+		// Its Jobs hold the run-record finalizer; nothing else releases it.
+		jobs, _ := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.GetUID()))
+		for _, o := range jobs {
+			if j, ok := o.(*slim.Job); ok {
+				c.noteOrphan(j, job.ControllerOf(j), j.Finalizers)
+			}
+		}
+	}
 	c.queue.Add(key)
 }
 
@@ -355,7 +376,9 @@ func (c *Controller) addJob(obj any) {
 	if c.createdJobs.Seen(j) {
 		return
 	}
-	c.enqueueOwner(j)
+	if !c.enqueueOwner(j) {
+		c.noteOrphan(j, job.ControllerOf(j), j.Finalizers)
+	}
 }
 
 // updateJob queues the owner of a changed Job, and its former owner when
@@ -375,11 +398,20 @@ func (c *Controller) updateJob(oldObj, newObj any) {
 	if oldJob.ResourceVersion == newJob.ResourceVersion {
 		return
 	}
+	if !job.HoldsRunRecord(newJob) {
+		c.releasedJobs.Forget(newJob.UID)
+	}
 	oldRef, newRef := job.ControllerOf(oldJob), job.ControllerOf(newJob)
 	if oldRef != nil && (newRef == nil || oldRef.UID != newRef.UID) {
 		c.enqueueOwner(oldJob)
+		// No longer its Job (orphaned by the garbage collector, or edited):
+		// nothing else would release it. The cache form of a Job no CronJob
+		// controls keeps no finalizers, so the old form's say.
+		c.noteOrphan(newJob, oldRef, oldJob.Finalizers)
 	}
-	c.enqueueOwner(newJob)
+	if !c.enqueueOwner(newJob) {
+		c.noteOrphan(newJob, newRef, newJob.Finalizers)
+	}
 }
 
 // deleteJob queues the owner of a deleted Job, unwrapping tombstones left
@@ -395,6 +427,7 @@ func (c *Controller) deleteJob(obj any) {
 	}
 	c.createdJobs.Forget(cache.MetaObjectToName(j))
 	c.deletedJobs.Forget(j.UID)
+	c.releasedJobs.Forget(j.UID)
 	c.enqueueOwner(j)
 }
 
@@ -413,27 +446,31 @@ func slimJob(obj any) (*slim.Job, error) {
 }
 
 // enqueueOwner queues the CronJob controlling j, if that CronJob (same name
-// and UID) is in the cache.
-func (c *Controller) enqueueOwner(j *slim.Job) {
+// and UID) is in the cache, and reports whether it was.
+func (c *Controller) enqueueOwner(j *slim.Job) bool {
 	ref := job.ControllerOf(j)
 	if ref == nil {
-		return
+		return false
 	}
 	key := cache.ObjectName{Namespace: j.Namespace, Name: ref.Name}
 	obj, exists, err := c.cronJobIndexer.GetByKey(key.String())
 	if err != nil || !exists {
-		return
+		return false
 	}
 	if cj, ok := obj.(metav1.Object); !ok || cj.GetUID() != ref.UID {
-		return
+		return false
 	}
 	c.queue.Add(key)
+	return true
 }
 
 // cachedCronJob returns the CronJob under key as the cache holds it, or as
 // this process last wrote it if the cache does not show that yet, expanded
-// into a copy the caller owns; or a NotFound error.
-func (c *Controller) cachedCronJob(key cache.ObjectName) (*cronv1.CronJob, error) {
+// into a copy the caller owns; or a NotFound error. A cache still older than
+// a write of ours once that write stopped standing in for it (a watch hung
+// past ownWritesTTL) is not trusted: the CronJob is read live. Deciding from
+// a status older than our own would start again a run whose Job is gone.
+func (c *Controller) cachedCronJob(ctx context.Context, key cache.ObjectName) (*cronv1.CronJob, error) {
 	obj, exists, err := c.cronJobIndexer.GetByKey(key.String())
 	if err != nil {
 		return nil, err
@@ -445,7 +482,19 @@ func (c *Controller) cachedCronJob(key cache.ObjectName) (*cronv1.CronJob, error
 	if !ok {
 		return nil, fmt.Errorf("the CronJob cache holds %T under %s", obj, key)
 	}
-	return c.writtenCronJobs.Fresher(cached).CronJob()
+	fresh := c.writtenCronJobs.Fresher(cached)
+	if fresh != cached || !c.writtenCronJobs.Behind(cached) {
+		return fresh.CronJob()
+	}
+	klog.FromContext(ctx).V(2).Info("CronJob cache is older than this process's last status write; reading it live",
+		"cached", cached.ResourceVersion)
+	live, err := c.cronJobs.Get(ctx, key.Namespace, key.Name)
+	if err != nil {
+		return nil, err
+	}
+	// Until the cache catches up, the live copy stands in for it.
+	c.writtenCronJobs.Wrote(slim.NewCronJob(live.DeepCopy()))
+	return live, nil
 }
 
 // cachedJob returns the Job under key in the cache.
@@ -469,14 +518,15 @@ func (c *Controller) cachedJob(key cache.ObjectName) (*slim.Job, bool) {
 // created before any status is written, so no Job waits behind another
 // CronJob's status write; the next sync starts from the status it finds kept.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
+	orphanErr := c.releaseOrphans(ctx, key)
 	v, err := c.view(ctx, key)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.Take(key, "")
-		return 0, nil
+		return 0, orphanErr
 	}
 	if err != nil {
-		return 0, err
+		return 0, errors.Join(orphanErr, err)
 	}
 	plan := planner.Decide(v.input)
 	// The plan's wait counts from the moment it was decided; the requests
@@ -489,6 +539,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
 	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
+	applyErr = errors.Join(orphanErr, applyErr)
 	c.report(v.cronJob, plan)
 
 	cj := v.cronJob
@@ -511,7 +562,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		return 0, errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
-	return wake(), applyErr
+	// The status just stored records the runs of the Jobs this sync
+	// started or adopted: their finalizers go now, not at some later sync.
+	return wake(), errors.Join(applyErr, c.releaseRecorded(ctx, cj))
 }
 
 // syncView is what one sync knows: the CronJob, with the status this
@@ -531,7 +584,7 @@ type syncView struct {
 // statuses), and statuses decided but deferred. An active Job the view
 // cannot find is looked up live: only the API server can say it is gone.
 func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView, error) {
-	cj, err := c.cachedCronJob(key) // a copy of its own: the sync changes it
+	cj, err := c.cachedCronJob(ctx, key) // a copy of its own: the sync changes it
 	if err != nil {
 		return nil, err
 	}
@@ -615,7 +668,10 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 	}
 	jobs := make([]planner.Job, 0, len(objs))
 	for _, o := range objs {
-		if j, ok := o.(*slim.Job); ok && !c.deletedJobs.Has(j.UID) {
+		// A Job this process deleted is hidden only while the cache shows
+		// it live: one shown being deleted (its finalizer holds it) is as
+		// it is, and its finalizer still to be released.
+		if j, ok := o.(*slim.Job); ok && (!c.deletedJobs.Has(j.UID) || j.DeletionTimestamp != nil) {
 			jobs = append(jobs, j)
 		}
 	}
@@ -631,9 +687,10 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 // Deletes go first; a Replace delete that fails holds back the scheduled
 // creates. Scheduled creates go in order and stop at the first failure a
 // retry may mend, so no run is skipped for a later one; a run-now create
-// stands on its own. started says a Job was created; the error joins the
-// failures worth a retry, and a permanent one (noRetry) only when nothing
-// else failed.
+// stands on its own. The run-record finalizers the plan releases go last,
+// so under a burst no create waits behind them. started says a Job was
+// created; the error joins the failures worth a retry, and a permanent one
+// (noRetry) only when nothing else failed.
 func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planner.Plan) (started bool, _ error) {
 	var errs []error
 	var scheduledBlocked bool
@@ -653,6 +710,10 @@ func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planne
 			errs = append(errs, err)
 			scheduledBlocked = scheduledBlocked || !create.Manual
 		}
+	}
+	// Last: no Job waits behind a release in a burst.
+	if err := c.releaseJobs(ctx, cj, plan.Releases); err != nil {
+		errs = append(errs, err)
 	}
 	return started, errors.Join(errs...)
 }
@@ -791,7 +852,7 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	for key, d := range c.deferred.Drain() {
-		cj, err := c.cachedCronJob(key)
+		cj, err := c.cachedCronJob(ctx, key)
 		if err != nil || cj.UID != d.UID {
 			continue
 		}
@@ -799,6 +860,11 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 		cj.Status = *d.Value
 		if err := c.writeStatus(ctx, cj, &written); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
+			continue
+		}
+		// Recorded now: leave no finalizer for the next leader to release.
+		if err := c.releaseRecorded(ctx, cj); err != nil {
+			klog.FromContext(ctx).Error(err, "Releasing Jobs at shutdown failed", "cronjob", key)
 		}
 	}
 }

@@ -140,11 +140,18 @@ func newJob(t time.Time, state jobState, opts ...func(*batchv1.Job)) *batchv1.Jo
 	case failed:
 		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
 	}
+	// A Job made before the run-record finalizer, or released since: the
+	// cases that need it say so (holdingRecord).
+	j.Finalizers = nil
 	for _, o := range opts {
 		o(j)
 	}
 	return j
 }
+
+// holdingRecord gives a Job the run-record finalizer, as until the stored
+// status records its run.
+func holdingRecord(j *batchv1.Job) { j.Finalizers = []string{job.RunRecordFinalizer} }
 
 func noStartTime(j *batchv1.Job) { j.Status.StartTime = nil }
 
@@ -258,6 +265,8 @@ func describe(actions []core.Action, onlyWrites bool) []string {
 			name = a.GetName()
 		case core.DeleteAction:
 			name = a.GetName()
+		case core.PatchAction:
+			name = a.GetName()
 		}
 		out = append(out, fmt.Sprintf("%s %s %s/%s", verb, res, a.GetNamespace(), name))
 	}
@@ -323,7 +332,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "never ran, on time", cronJob: newCronJob(), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -331,7 +340,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "never ran, a week overdue: starts the most recent", cronJob: newCronJob(createdAt(at(-7 * 24 * time.Hour))), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -339,7 +348,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "never ran, within a short deadline", cronJob: newCronJob(deadline(10)), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -359,7 +368,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "three hours overdue, within a two-hour deadline", cronJob: newCronJob(createdAt(at(-3*time.Hour-30*time.Minute)), deadline(7200)), now: at(30 * time.Minute),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      30 * time.Minute,
 			wantActive:       []string{jobName(topOfHour)},
@@ -367,7 +376,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "a week overdue with a huge deadline", cronJob: newCronJob(createdAt(at(-7*24*time.Hour)), deadline(1_000_000)), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -381,7 +390,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "ran and done, on time", cronJob: newCronJob(lastScheduled(prev)), jobs: []*batchv1.Job{done9}, now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -389,7 +398,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "ran and done, on time, Forbid", cronJob: newCronJob(lastScheduled(prev), policy(cronv1.ForbidConcurrent)), jobs: []*batchv1.Job{done9}, now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -410,7 +419,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "still active, on time, Allow", cronJob: newCronJob(lastScheduled(prev), activeJobs(running9)), jobs: []*batchv1.Job{running9}, now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(prev), jobName(topOfHour)},
@@ -425,7 +434,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "still active, on time, Replace", cronJob: newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ReplaceConcurrent)), jobs: []*batchv1.Job{running9}, now: at(5 * time.Second),
-			wantActions:      []string{"delete jobs default/" + jobName(prev), "create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"delete jobs default/" + jobName(prev), "create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulDelete", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -482,7 +491,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "@every 5m, two intervals after creation", cronJob: newCronJob(withSchedule("@every 5m")), now: at(-20*time.Minute + time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(at(-20*time.Minute)), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(at(-20*time.Minute)), "patch jobs default/" + jobName(at(-20*time.Minute)), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      5*time.Minute - time.Second,
 			wantActive:       []string{jobName(at(-20 * time.Minute))},
@@ -561,7 +570,7 @@ func TestSyncCronJob(t *testing.T) {
 		// Odd input.
 		{
 			name: "created years ago, never ran", cronJob: newCronJob(createdAt(at(-5 * 365 * 24 * time.Hour))), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -811,7 +820,7 @@ func TestPruneFailureIsBestEffort(t *testing.T) {
 		t.Fatalf("a failed prune must not fail the sync: %v", err)
 	}
 	writes := describe(f.kubeclient.Actions(), true)
-	want := []string{"delete jobs default/" + f.jobs[0].Name, "delete jobs default/" + f.jobs[1].Name, "create jobs default/" + jobName(topOfHour)}
+	want := []string{"delete jobs default/" + f.jobs[0].Name, "delete jobs default/" + f.jobs[1].Name, "create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour)}
 	if !slices.Equal(writes, want) {
 		t.Errorf("writes %q, want %q", writes, want)
 	}
@@ -1132,7 +1141,7 @@ func syncs(t *testing.T, ctx context.Context, f *fixture, c *Controller, cronFac
 	}
 	written := f.writtenStatus()
 	if written == nil {
-		cj, err := c.cachedCronJob(cache.MetaObjectToName(f.cronJob))
+		cj, err := c.cachedCronJob(ctx, cache.MetaObjectToName(f.cronJob))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1170,7 +1179,7 @@ func TestScheduleEditIsNoSurprise(t *testing.T) {
 	}
 	f.clock.SetTime(at(-25 * time.Minute))
 	syncs(t, ctx, f, c, cronFactory)
-	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + jobName(at(-25*time.Minute))}) {
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + jobName(at(-25*time.Minute)), "patch jobs default/" + jobName(at(-25*time.Minute))}) {
 		t.Errorf("at 09:35: %q, want the 09:35 run", writes)
 	}
 }
@@ -1210,7 +1219,7 @@ func TestRunNow(t *testing.T) {
 	c, _, cronFactory := f.newController(ctx)
 	cj := syncs(t, ctx, f, c, cronFactory)
 	manual := job.ManualName("cj", "", "1777000000")
-	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual}) {
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual, "patch jobs default/" + manual}) {
 		t.Fatalf("writes %q, want the manual Job", writes)
 	}
 	if len(manual) > len("cj")+11 || strings.Trim(strings.TrimPrefix(manual, "cj-"), "0123456789") == "" {
@@ -1372,7 +1381,8 @@ func TestStatusWriteWaitsBehindQueuedCronJobs(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false), []string{"update cronjobs/status default/cj"}; !slices.Equal(got, want) {
+	// The status write, then the release its run being recorded allows.
+	if got, want := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false), []string{"patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"}; !slices.Equal(got, want) {
 		t.Fatalf("second sync did %q, want only %q", got, want)
 	}
 	st := f.writtenStatus().Status
@@ -1399,7 +1409,7 @@ func TestStatusWrittenAtOnceWhenNothingWaits(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"}
+	want := []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"}
 	if got := describe(append(f.kubeclient.Actions(), f.client.Actions()...), false); !slices.Equal(got, want) {
 		t.Errorf("sync did %q, want %q", got, want)
 	}
@@ -1443,7 +1453,7 @@ func TestSyncReadsItsOwnWrites(t *testing.T) {
 	newer.ResourceVersion = "1000"
 	newer.Spec.Suspend = ptr.To(true)
 	cacheCronJob(t, cronFactory, newer)
-	if got, err := c.cachedCronJob(key); err != nil || got.ResourceVersion != "1000" || !*got.Spec.Suspend {
+	if got, err := c.cachedCronJob(ctx, key); err != nil || got.ResourceVersion != "1000" || !*got.Spec.Suspend {
 		t.Errorf("read %v (%v), want the cache's newer version", got, err)
 	}
 }

@@ -14,8 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net/http"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -271,6 +274,10 @@ func (s *modelServer) reactKube(a core.Action) (bool, runtime.Object, error) {
 		if da, ok := a.(core.DeleteAction); ok {
 			return s.deleteJobCall(da)
 		}
+	case "patch":
+		if pa, ok := a.(core.PatchAction); ok {
+			return s.patchJobCall(pa)
+		}
 	}
 	return s.refuse(a)
 }
@@ -382,12 +389,9 @@ func (s *modelServer) deleteJobCall(a core.DeleteAction) (bool, runtime.Object, 
 	if j.DeletionTimestamp == nil && s.onJobDeleting != nil {
 		s.onJobDeleting(key)
 	}
-	if j.DeletionTimestamp == nil {
-		// Background propagation: the Job goes at once, its pods after.
-		delete(s.jobs, key)
-		s.rv++
-		s.logJob(key, nil)
-	}
+	// Background propagation: the Job goes at once (its pods after), or,
+	// while finalizers hold it, is marked being deleted.
+	s.deleteJob(key)
 	if call.fault == modelFaultLost {
 		call.err = modelFaultError(call.fault, "delete job "+name)
 		s.calls = append(s.calls, call)
@@ -529,6 +533,101 @@ func (s *modelServer) updateJob(key string, edit func(j *batchv1.Job)) {
 	j.ResourceVersion = s.nextRV()
 	s.jobs[key] = j
 	s.logJob(key, j)
+}
+
+// deleteJob deletes a Job as the API server does: at once without
+// finalizers, else it is marked being deleted until the last one goes.
+func (s *modelServer) deleteJob(key string) {
+	j, ok := s.jobs[key]
+	if !ok {
+		return
+	}
+	if len(j.Finalizers) == 0 {
+		s.removeJob(key)
+		return
+	}
+	if j.DeletionTimestamp == nil {
+		now := s.now()
+		s.updateJob(key, func(j *batchv1.Job) { j.DeletionTimestamp = &now })
+	}
+}
+
+// modelPatchOp is one operation of a JSON patch.
+type modelPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// patchJobCall serves the one patch the controller may send: a JSON patch
+// that tests a Job's UID and one finalizer's position, then removes it. A
+// failed test is a 422, as from the API server; a Job being deleted whose
+// last finalizer goes is removed.
+func (s *modelServer) patchJobCall(a core.PatchAction) (bool, runtime.Object, error) {
+	name := a.GetName()
+	call := modelCall{verb: "patch", resource: "jobs", name: name}
+	var ops []modelPatchOp
+	if a.GetPatchType() != types.JSONPatchType || json.Unmarshal(a.GetPatch(), &ops) != nil {
+		return s.refuse(a)
+	}
+	call.fault = s.faults.decide("patch", "jobs", name, false, true)
+	if call.fault != "" && call.fault != modelFaultLost {
+		call.err = modelFaultError(call.fault, "patch job "+name)
+		s.calls = append(s.calls, call)
+		return true, nil, call.err
+	}
+	key := modelKey(a.GetNamespace(), name)
+	j, ok := s.jobs[key]
+	if !ok {
+		call.fault = ""
+		call.err = apierrors.NewNotFound(batchv1.Resource("jobs"), name)
+		s.calls = append(s.calls, call)
+		return true, nil, call.err
+	}
+	finalizers := slices.Clone(j.Finalizers)
+	failed := func(why string) (bool, runtime.Object, error) {
+		call.fault = ""
+		call.err = apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", batchv1.Resource("jobs"), name, why, 0, false)
+		s.calls = append(s.calls, call)
+		return true, nil, call.err
+	}
+	for _, op := range ops {
+		var i int
+		if _, err := fmt.Sscanf(op.Path, "/metadata/finalizers/%d", &i); err == nil {
+			if i < 0 || i >= len(finalizers) {
+				return failed("no finalizer at " + op.Path)
+			}
+		}
+		switch {
+		case op.Op == "test" && op.Path == "/metadata/uid":
+			if op.Value != string(j.UID) {
+				return failed("uid differs")
+			}
+		case op.Op == "test" && strings.HasPrefix(op.Path, "/metadata/finalizers/"):
+			if op.Value != finalizers[i] {
+				return failed("finalizer differs")
+			}
+		case op.Op == "remove" && strings.HasPrefix(op.Path, "/metadata/finalizers/"):
+			finalizers = slices.Delete(finalizers, i, i+1)
+		default:
+			return s.refuse(a)
+		}
+	}
+	s.updateJob(key, func(j *batchv1.Job) { j.Finalizers = finalizers })
+	if len(finalizers) == 0 && s.jobs[key].DeletionTimestamp != nil {
+		s.removeJob(key)
+	}
+	call.job = j.DeepCopy()
+	if call.fault == modelFaultLost {
+		call.err = modelFaultError(call.fault, "patch job "+name)
+		s.calls = append(s.calls, call)
+		return true, nil, call.err
+	}
+	s.calls = append(s.calls, call)
+	if cur, ok := s.jobs[key]; ok {
+		return true, cur.DeepCopy(), nil
+	}
+	return true, j.DeepCopy(), nil
 }
 
 func (s *modelServer) removeJob(key string) {

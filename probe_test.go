@@ -128,13 +128,14 @@ func TestProbeForbidFailingRunNowBlocksSchedule(t *testing.T) {
 // gone meanwhile (ttlSecondsAfterFinished: 0 on a quick Job, or a hand
 // delete): the next leader must not run the same scheduled time again.
 func TestProbeRestartAfterUnrecordedJobWasDeleted(t *testing.T) {
-	t.Skip("the crash window of issue #14: a status write deferred or failed, lost in a crash, with the run's Job already gone (TTL, by hand): nothing tells the next leader the run happened")
+
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) {
 		cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
 	})
 	c, _, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
 	log := createLog{}
 	// Other CronJobs wait: the status write is deferred behind them.
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
@@ -160,6 +161,10 @@ func TestProbeRestartAfterUnrecordedJobWasDeleted(t *testing.T) {
 	log.add(f)
 	if log[jobName(topOfHour)] > 1 {
 		t.Errorf("the 10:00 run was started twice (%d creates of %s) across a restart", log[jobName(topOfHour)], jobName(topOfHour))
+	}
+	// The status now records the run: the Job, deleted long ago, goes.
+	if j := liveJob(t, ctx, f, jobName(topOfHour)); j != nil {
+		t.Errorf("the Job still hangs once its run is recorded: %+v", j.ObjectMeta)
 	}
 }
 
@@ -333,7 +338,7 @@ func TestProbeReplaceDeferredThenRestart(t *testing.T) {
 // older than its own status write. Under catchUpPolicy All, a run whose Job
 // has since gone (ttlSecondsAfterFinished) is started again.
 func TestProbeStaleCacheAfterOwnWritesExpire(t *testing.T) {
-	t.Skip("issue #14: past ownWritesTTL a sync trusts a cache older than its own status write; with the run's Job gone it starts the run again")
+
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))
 	f.cronJob = newCronJob(withSchedule("*/10 * * * *"), lastScheduled(at(-10*time.Minute)), catchUp(cronv1.CatchUpAll, nil), func(cj *cronv1.CronJob) {

@@ -27,7 +27,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
 
@@ -259,6 +261,10 @@ func newNamespaceFor(t *testing.T, role string) string {
 	}
 	t.Cleanup(func() {
 		_ = env.kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+		// The controller has stopped by now (its cleanup ran first): what
+		// README's uninstall note says to do, or Jobs it left holding the
+		// run-record finalizer keep the namespace terminating.
+		releaseJobs(t, name)
 		// The next test starts on a quiet cluster.
 		err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			_, err := env.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
@@ -360,4 +366,27 @@ func hasEvent(t *testing.T, namespace, name, eventType, reason string) (bool, st
 		seen = append(seen, e.Type+" "+e.Reason)
 	}
 	return false, fmt.Sprintf("events %q", seen)
+}
+
+// releaseJobs removes the controller's run-record finalizer from every Job
+// of namespace, as after uninstalling the controller.
+func releaseJobs(t *testing.T, namespace string) int {
+	t.Helper()
+	jobs, err := env.kube.BatchV1().Jobs(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Logf("listing Jobs to release: %v", err)
+		return 0
+	}
+	n := 0
+	for _, j := range jobs.Items {
+		if !job.HoldsRunRecord(&j) {
+			continue
+		}
+		if err := control.NewJobs(env.kube).ReleaseFinalizer(context.Background(), namespace, j.Name, j.UID, job.RunRecordFinalizer, j.Finalizers); err != nil {
+			t.Logf("releasing Job %s/%s: %v", namespace, j.Name, err)
+			continue
+		}
+		n++
+	}
+	return n
 }

@@ -83,6 +83,8 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 	}{
 		{"create", "jobs.batch", "default", "yes", nil},
 		{"delete", "jobs.batch", "default", "yes", nil},
+		{"patch", "jobs.batch", "default", "yes", nil},
+		{"update", "jobs.batch", "default", "no", nil},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "no", nil},

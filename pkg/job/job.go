@@ -6,6 +6,7 @@ package job
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -29,6 +30,19 @@ func Name(cronJobName string, t time.Time) string {
 
 // Manual is the value of the instantiate annotation on Jobs started by hand.
 const Manual = "manual"
+
+// RunRecordFinalizer is on every Job this controller creates, until the
+// CronJob's status as stored records the Job's run. Until then the Job is the
+// only record of the run: without the finalizer a TTL, a hand delete or
+// history pruning could remove it before the status write (deferred behind a
+// burst, or lost in a crash), and a restarted controller would start the
+// same run again.
+const RunRecordFinalizer = "batch.tutorial.kubebuilder.io/run-record"
+
+// HoldsRunRecord reports whether j still carries RunRecordFinalizer.
+func HoldsRunRecord(j metav1.Object) bool {
+	return slices.Contains(j.GetFinalizers(), RunRecordFinalizer)
+}
 
 // New builds the Job for the run of cj scheduled at t. The scheduled-at
 // annotation is written in loc, the CronJob's time zone.
@@ -79,6 +93,7 @@ func fromTemplate(cj *cronv1.CronJob, name, annotationKey, annotationValue strin
 			Namespace:       cj.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,
+			Finalizers:      []string{RunRecordFinalizer},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, controllerKind)},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),

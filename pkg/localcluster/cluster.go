@@ -52,8 +52,10 @@ type Config struct {
 
 // DefaultControllers are the kube-controller-manager controllers this
 // product does not replace: never cronjob. (The end-to-end tests add it, to
-// compare this controller with it.)
-const DefaultControllers = "job,garbagecollector,nodelifecycle,namespace,serviceaccount"
+// compare this controller with it.) ttl-after-finished deletes Jobs with
+// ttlSecondsAfterFinished, as in a real cluster: the crash-window test needs
+// those deletes.
+const DefaultControllers = "job,garbagecollector,nodelifecycle,namespace,serviceaccount,ttl-after-finished"
 
 // APIServerMetrics returns the API server's /metrics text.
 func (c *Cluster) APIServerMetrics(ctx context.Context) (string, error) {

@@ -32,6 +32,10 @@ type Store[T metav1.Object] struct {
 	// controlling CronJob), so OwnedBy costs the owner's entries only.
 	owner func(T) types.UID
 
+	// versions, when set, keeps the version of each object last written
+	// past the TTL, until the cache shows it: see Behind.
+	versions map[cache.ObjectName]string
+
 	mu      sync.Mutex
 	entries map[cache.ObjectName]entry[T]
 	byOwner map[types.UID]map[cache.ObjectName]struct{}
@@ -55,6 +59,36 @@ func New[T metav1.Object](clk clock.PassiveClock, ttl time.Duration, owner func(
 	}
 }
 
+// NewVersioned returns a Store that also remembers, past ttl, the version
+// of each object it last wrote until the cache shows that version or a
+// newer one (Behind). It holds one version per object written, so it suits
+// objects that live long and are few next to the writes (CronJobs), not
+// ones created by the thousand (Jobs).
+func NewVersioned[T metav1.Object](clk clock.PassiveClock, ttl time.Duration, owner func(T) types.UID) *Store[T] {
+	s := New(clk, ttl, owner)
+	s.versions = map[cache.ObjectName]string{}
+	return s
+}
+
+// Behind reports whether cached is older than the version this process
+// last wrote under its name, also past the TTL: a cache that stalled (a
+// hung watch) must not be trusted over a write of ours, however old. It is
+// always false for a Store made by New.
+func (s *Store[T]) Behind(cached metav1.Object) bool {
+	key := cache.MetaObjectToName(cached)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.versions[key]
+	if !ok {
+		return false
+	}
+	if newerVersion(v, cached.GetResourceVersion()) {
+		return true
+	}
+	delete(s.versions, key)
+	return false
+}
+
 // sweepEvery is how many writes pass between sweeps of expired entries, so
 // entries the cache never confirms (a write whose watch event was skipped)
 // cannot pile up.
@@ -70,6 +104,9 @@ func (s *Store[T]) Wrote(obj T) {
 		return
 	}
 	s.remove(key)
+	if s.versions != nil {
+		s.versions[key] = obj.GetResourceVersion()
+	}
 	e := entry[T]{obj: obj, expires: s.clock.Now().Add(s.ttl)}
 	if s.owner != nil {
 		e.owner = s.owner(obj)
@@ -141,6 +178,9 @@ func (s *Store[T]) Seen(obj metav1.Object) (own bool) {
 	key := cache.MetaObjectToName(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if v, ok := s.versions[key]; ok && !newerVersion(v, obj.GetResourceVersion()) {
+		delete(s.versions, key)
+	}
 	e, ok := s.entries[key]
 	if !ok || newer(e.obj, obj) {
 		return false
@@ -154,6 +194,7 @@ func (s *Store[T]) Forget(key cache.ObjectName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.remove(key)
+	delete(s.versions, key)
 }
 
 // Len is the number of entries held, expired ones included until swept.
@@ -195,6 +236,10 @@ func (s *Store[T]) remove(key cache.ObjectName) {
 // newer reports whether a is a later version than b. Versions that cannot
 // be compared count as not newer, so the cache wins.
 func newer(a, b metav1.Object) bool {
-	cmp, err := resourceversion.CompareResourceVersion(a.GetResourceVersion(), b.GetResourceVersion())
+	return newerVersion(a.GetResourceVersion(), b.GetResourceVersion())
+}
+
+func newerVersion(a, b string) bool {
+	cmp, err := resourceversion.CompareResourceVersion(a, b)
 	return err == nil && cmp > 0
 }

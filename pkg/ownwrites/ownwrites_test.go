@@ -130,3 +130,31 @@ func TestOwnedByAndSeen(t *testing.T) {
 		t.Errorf("%d entries held, want 1", s.Len())
 	}
 }
+
+// Past the TTL a write no longer stands in for the cache, but a cache older
+// than it is still reported, until the cache shows it.
+func TestBehindOutlivesTheTTL(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := NewVersioned[*batchv1.Job](clk, time.Minute, nil)
+	s.Wrote(obj("a", "20", ""))
+	clk.Step(10 * time.Minute)
+	stale := obj("a", "10", "")
+	if got := s.Fresher(stale); got != stale {
+		t.Errorf("an expired write stood in for the cache: %v", got.ResourceVersion)
+	}
+	if !s.Behind(stale) {
+		t.Error("a cache older than our write, past the TTL, not reported behind")
+	}
+	if s.Behind(obj("b", "10", "")) {
+		t.Error("another object reported behind")
+	}
+	s.Seen(obj("a", "25", ""))
+	if s.Behind(stale) {
+		t.Error("still behind after the cache showed a newer version")
+	}
+	plain := New[*batchv1.Job](clk, time.Minute, nil)
+	plain.Wrote(obj("a", "20", ""))
+	if plain.Behind(stale) {
+		t.Error("a Store made by New keeps versions")
+	}
+}

@@ -182,6 +182,10 @@ type Plan struct {
 	Creates []Create
 	// Events to emit, in order.
 	Events []Event
+	// Releases are the Jobs whose run-record finalizer may go: the status
+	// the API server holds records their runs. Their own field, apart from
+	// the run decisions, since they depend on the written status only.
+	Releases []Release
 	// RequeueAfter is when to look again (0: only when something changes).
 	RequeueAfter time.Duration
 
@@ -224,6 +228,7 @@ func Decide(in Input) *Plan {
 		written = &cj.Status
 	}
 	p.pruneHistory(in.Jobs, written)
+	p.planReleases(in.Jobs, written)
 	if cj.DeletionTimestamp != nil {
 		return p
 	}
@@ -315,6 +320,47 @@ func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 		}
 		p.Deletes = append(p.Deletes, Delete{Name: j.GetName(), UID: j.GetUID(), Reason: DeleteHistory})
 	}
+}
+
+// Release is a Job whose run-record finalizer (job.RunRecordFinalizer) to
+// remove, only if it still has this UID.
+type Release struct {
+	Name string
+	UID  types.UID
+	// Finalizers are the Job's finalizers as the sync saw them, so the
+	// release can remove exactly ours.
+	Finalizers []string
+}
+
+// planReleases lists the Jobs whose finalizer may go (see Releases). A Job
+// being deleted before its run is recorded is looked at again soon, so it
+// does not hang in Terminating longer than the status write takes.
+func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
+	var waiting bool
+	p.Releases, waiting = Releases(p.cj, jobs, written)
+	if waiting {
+		p.requeueBy(p.now.Add(time.Second))
+	}
+}
+
+// Releases lists the Jobs of cj holding the run-record finalizer whose run
+// the written status records: the finalizer kept them as the run's only
+// record, and now the status is one. A CronJob being deleted releases every
+// Job: no run of it will ever be decided again. waiting reports a Job being
+// deleted whose run is not recorded yet.
+func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) (releases []Release, waiting bool) {
+	p := &Plan{cj: cj}
+	for _, j := range jobs {
+		if !job.HoldsRunRecord(j) {
+			continue
+		}
+		if cj.DeletionTimestamp == nil && !p.recorded(j, written) {
+			waiting = waiting || j.GetDeletionTimestamp() != nil
+			continue
+		}
+		releases = append(releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
+	}
+	return releases, waiting
 }
 
 // recorded reports whether the written status records j's run.

@@ -1,6 +1,7 @@
 package slim
 
 import (
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +16,8 @@ import (
 // metav1.Object for keys, indexes and event handlers), the two annotations
 // this controller sets (read once), how it finished, and when it started and
 // completed. A Job this controller does not own keeps its identity and
-// owners only, enough to see that a name is taken. ObjectMeta holds no
+// owners only, enough to see that a name is taken. ObjectMeta holds the
+// finalizers only while this controller's is among them, and no
 // annotations, labels or managedFields.
 type Job struct {
 	metav1.ObjectMeta
@@ -51,6 +53,10 @@ func NewJob(j *batchv1.Job) *Job {
 	}}
 	if job.ControllerOf(j) == nil {
 		return s
+	}
+	if job.HoldsRunRecord(j) {
+		// Kept whole: releasing the finalizer patches it out by position.
+		s.Finalizers = slices.Clone(j.Finalizers)
 	}
 	s.scheduledAt, _ = job.ScheduledAt(j)
 	s.manual = j.Annotations[cronv1.InstantiateAnnotation] == job.Manual

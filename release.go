@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+// The run-record finalizer (job.RunRecordFinalizer) keeps every Job this
+// controller creates until the CronJob's stored status records its run.
+// This file removes it: for a CronJob's own Jobs as its plan says
+// (planner.Plan.Releases), and for Jobs whose CronJob is gone, which no plan
+// will ever name again.
+
+// releaseJobs removes the finalizer from the Jobs of plan.Releases, except
+// those this process released already and the cache still shows holding it.
+func (c *Controller) releaseJobs(ctx context.Context, cj *cronv1.CronJob, releases []planner.Release) error {
+	var errs []error
+	for _, r := range releases {
+		if err := c.release(ctx, cj.Namespace, r.Name, r.UID, r.Finalizers); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// releaseRecorded releases the Jobs of cj whose runs cj.Status, just
+// written, records.
+func (c *Controller) releaseRecorded(ctx context.Context, cj *cronv1.CronJob) error {
+	jobs, err := c.jobsOwnedBy(cj)
+	if err != nil {
+		return err
+	}
+	releases, _ := planner.Releases(cj, jobs, &cj.Status)
+	return c.releaseJobs(ctx, cj, releases)
+}
+
+// release removes the finalizer from one Job and remembers it did.
+func (c *Controller) release(ctx context.Context, namespace, name string, uid types.UID, finalizers []string) error {
+	if c.releasedJobs.Has(uid) {
+		return nil
+	}
+	if err := c.jobs.ReleaseFinalizer(ctx, namespace, name, uid, job.RunRecordFinalizer, finalizers); err != nil {
+		klog.FromContext(ctx).Error(err, "Releasing a Job's run-record finalizer failed", "job", klog.KRef(namespace, name))
+		return fmt.Errorf("releasing Job %s: %w", name, err)
+	}
+	klog.FromContext(ctx).V(4).Info("Released a Job's run-record finalizer", "job", klog.KRef(namespace, name))
+	c.releasedJobs.Deleted(uid)
+	return nil
+}
+
+// orphan is a Job holding the finalizer whose controlling CronJob looked
+// gone.
+type orphan struct {
+	name       string
+	uid        types.UID
+	owner      types.UID
+	finalizers []string
+}
+
+// orphans holds orphan Jobs by the key of their CronJob until its sync.
+// It is safe for concurrent use.
+type orphans struct {
+	mu    sync.Mutex
+	byKey map[cache.ObjectName]map[types.UID]orphan
+}
+
+func newOrphans() *orphans {
+	return &orphans{byKey: map[cache.ObjectName]map[types.UID]orphan{}}
+}
+
+func (o *orphans) add(key cache.ObjectName, j orphan) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.byKey[key] == nil {
+		o.byKey[key] = map[types.UID]orphan{}
+	}
+	o.byKey[key][j.uid] = j
+}
+
+func (o *orphans) take(key cache.ObjectName) []orphan {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []orphan
+	for _, j := range o.byKey[key] {
+		out = append(out, j)
+	}
+	delete(o.byKey, key)
+	return out
+}
+
+// noteOrphan records j, seen by an event handler holding the finalizer while
+// the CronJob it names as controller (owner; j's own when nil) is not in the
+// cache, and queues that CronJob's key: its sync releases j if the CronJob
+// is really gone. Without this, a Job the garbage collector or a user
+// deletes after its CronJob would hang in Terminating.
+func (c *Controller) noteOrphan(j *slim.Job, owner *metav1.OwnerReference, finalizers []string) {
+	if owner == nil || !slices.Contains(finalizers, job.RunRecordFinalizer) || c.releasedJobs.Has(j.UID) {
+		return
+	}
+	key := cache.ObjectName{Namespace: j.Namespace, Name: owner.Name}
+	c.orphans.add(key, orphan{name: j.Name, uid: j.UID, owner: owner.UID, finalizers: finalizers})
+	c.queue.Add(key)
+}
+
+// releaseOrphans releases the orphan Jobs noted under key whose CronJob is
+// gone: the one under key now, if any, is another (a new UID), or no longer
+// controls them. The cache saying the CronJob is gone is confirmed live
+// first (after a restart the Job cache may list Jobs newer than the CronJob
+// cache's list); that read happens only when orphans were noted.
+func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) error {
+	noted := c.orphans.take(key)
+	if len(noted) == 0 {
+		return nil
+	}
+	var current types.UID
+	if obj, exists, err := c.cronJobIndexer.GetByKey(key.String()); err == nil && exists {
+		if m, ok := obj.(metav1.Object); ok {
+			current = m.GetUID()
+		}
+	} else {
+		live, err := c.cronJobs.Get(ctx, key.Namespace, key.Name)
+		switch {
+		case err == nil:
+			current = live.UID
+		case !apierrors.IsNotFound(err):
+			for _, o := range noted {
+				c.orphans.add(key, o)
+			}
+			return fmt.Errorf("reading CronJob %s to release its Jobs: %w", key, err)
+		}
+	}
+	var errs []error
+	for _, o := range noted {
+		if o.owner == current {
+			if j, ok := c.cachedJob(cache.ObjectName{Namespace: key.Namespace, Name: o.name}); ok && j.UID == o.uid && job.IsControlledBy(j, string(current)) {
+				continue // still its CronJob's: that one's plan releases it
+			}
+		}
+		if err := c.release(ctx, key.Namespace, o.name, o.uid, o.finalizers); err != nil {
+			c.orphans.add(key, o)
+			errs = append(errs, err)
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Released a Job whose CronJob is gone", "job", klog.KRef(key.Namespace, o.name))
+	}
+	return errors.Join(errs...)
+}
