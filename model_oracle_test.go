@@ -1128,16 +1128,16 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 			limit = spec.FailedJobsHistoryLimit
 		}
 		var kept []*batchv1.Job
-		unrecorded := 0
 		for _, j := range done {
 			if modelJobFinished(j) == kind {
 				kept = append(kept, j)
-				if !res.pre.recorded(j) {
-					unrecorded++
-				}
 			}
 		}
-		if limit != nil && len(kept)-unrecorded > int(*limit) {
+		// Pruning goes oldest first and stops at a Job whose run the
+		// written status does not record: past the limit, the oldest Job
+		// kept must be such a Job (it holds the newer ones back).
+		sort.Slice(kept, func(a, b int) bool { return modelStartedBefore(kept[a], kept[b]) })
+		if limit != nil && len(kept) > int(*limit) && res.pre.recorded(kept[0]) {
 			w.violate("I4.history-limit", "%s: %d %s Jobs kept, limit %d", x.name, len(kept), kind, *limit)
 		}
 		for _, c := range res.calls {
