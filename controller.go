@@ -371,6 +371,11 @@ func (c *Controller) addJob(obj any) {
 	}
 	if j.DeletionTimestamp != nil {
 		c.deleteJob(j)
+		// Already being deleted when first seen (a restart, a relist): if
+		// its CronJob is gone, nothing else would release it.
+		if !c.enqueueOwner(j) {
+			c.noteOrphan(j, job.ControllerOf(j), j.Finalizers)
+		}
 		return
 	}
 	if c.createdJobs.Seen(j) {

@@ -108,8 +108,18 @@ func (o *orphans) take(key cache.ObjectName) []orphan {
 // is really gone. Without this, a Job the garbage collector or a user
 // deletes after its CronJob would hang in Terminating.
 func (c *Controller) noteOrphan(j *slim.Job, owner *metav1.OwnerReference, finalizers []string) {
-	if owner == nil || !slices.Contains(finalizers, job.RunRecordFinalizer) || c.releasedJobs.Has(j.UID) {
+	if !slices.Contains(finalizers, job.RunRecordFinalizer) || c.releasedJobs.Has(j.UID) {
 		return
+	}
+	if owner == nil {
+		// Controlled by no CronJob (orphaned by a delete that kept its
+		// Jobs, or edited by hand): no run of any CronJob's depends on
+		// it, so once someone deletes it, it goes. Noted under a key of
+		// its own name, which no CronJob controls it by.
+		if j.DeletionTimestamp == nil {
+			return
+		}
+		owner = &metav1.OwnerReference{Name: j.Name}
 	}
 	key := cache.ObjectName{Namespace: j.Namespace, Name: owner.Name}
 	c.orphans.add(key, orphan{name: j.Name, uid: j.UID, owner: owner.UID, finalizers: finalizers})

@@ -66,9 +66,12 @@ func ManualName(cronJobName, after, value string) string {
 }
 
 // NewManual builds the Job started by hand for a run-now value following
-// the handled value after.
-func NewManual(cj *cronv1.CronJob, after, value string) *batchv1.Job {
-	return fromTemplate(cj, ManualName(cj.Name, after, value), cronv1.InstantiateAnnotation, Manual)
+// the handled value after; key is the value as status.lastRunNow keeps it.
+func NewManual(cj *cronv1.CronJob, after, value, key string) *batchv1.Job {
+	j := fromTemplate(cj, ManualName(cj.Name, after, value), cronv1.InstantiateAnnotation, Manual)
+	j.Annotations[cronv1.RunNowKeyAnnotation] = key
+	j.Annotations[cronv1.RunNowAfterAnnotation] = after
+	return j
 }
 
 // fromTemplate builds a Job of cj from its template, with one extra

@@ -94,6 +94,10 @@ type Job interface {
 	ScheduledAt() (time.Time, bool)
 	// Manual reports a Job started by hand (run-now).
 	Manual() bool
+	// RunNow is a manual Job's run-now value and the value handled before
+	// it (as status.lastRunNow keeps them) while the Job holds the
+	// run-record finalizer, that is, while no written status may record it.
+	RunNow() (key, after string, ok bool)
 }
 
 // Input is everything a decision depends on.
@@ -189,8 +193,9 @@ type Plan struct {
 	// RequeueAfter is when to look again (0: only when something changes).
 	RequeueAfter time.Duration
 
-	cj  *cronv1.CronJob
-	now time.Time
+	cj   *cronv1.CronJob
+	now  time.Time
+	jobs []Job
 	// adoptedFrom, when set, is the settled point before a Job the status
 	// did not record moved it forward: the runs in between were passed
 	// over by the sync whose status write was lost.
@@ -214,7 +219,7 @@ func (p *Plan) Wants(c Create) bool {
 // Decide plans what a sync of in.CronJob does at in.Now.
 func Decide(in Input) *Plan {
 	cj := in.CronJob
-	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now}
+	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: in.Jobs}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
 
@@ -337,9 +342,14 @@ type Release struct {
 // does not hang in Terminating longer than the status write takes.
 func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
 	var waiting bool
-	p.Releases, waiting = Releases(p.cj, jobs, written)
+	p.Releases, waiting = releases(p, jobs, written)
 	if waiting {
 		p.requeueBy(p.now.Add(time.Second))
+	}
+	for _, j := range jobs {
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && at.After(p.now) && job.HoldsRunRecord(j) {
+			p.requeueBy(at.Add(time.Second))
+		}
 	}
 }
 
@@ -348,14 +358,24 @@ func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
 // record, and now the status is one. A CronJob being deleted releases every
 // Job: no run of it will ever be decided again. waiting reports a Job being
 // deleted whose run is not recorded yet.
-func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) (releases []Release, waiting bool) {
-	p := &Plan{cj: cj}
+func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) ([]Release, bool) {
+	return releases(&Plan{cj: cj, jobs: jobs}, jobs, written)
+}
+
+func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Release, waiting bool) {
+	cj := p.cj
 	for _, j := range jobs {
 		if !job.HoldsRunRecord(j) {
 			continue
 		}
 		if cj.DeletionTimestamp == nil && !p.recorded(j, written) {
-			waiting = waiting || j.GetDeletionTimestamp() != nil
+			// Someone waits on a Job being deleted; but a Job for a time
+			// still to come (a clock that was ahead) is recorded only
+			// when its time comes, and looking every second until then
+			// is a spin: the sync at that time releases it.
+			if at, ok := j.ScheduledAt(); !ok || j.Manual() || !at.After(p.now) || p.now.IsZero() {
+				waiting = waiting || j.GetDeletionTimestamp() != nil
+			}
 			continue
 		}
 		releases = append(releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
@@ -366,6 +386,13 @@ func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) (re
 // recorded reports whether the written status records j's run.
 func (p *Plan) recorded(j Job, written *cronv1.CronJobStatus) bool {
 	if j.Manual() {
+		if _, _, ok := j.RunNow(); ok {
+			// Unrecorded: on the chain of run-now Jobs after the value
+			// the written status records.
+			_, chain := runNowChain(p.jobs, written.LastRunNow)
+			return !slices.ContainsFunc(chain, func(c Job) bool { return c.GetUID() == j.GetUID() })
+		}
+		// A Job from before the run-now annotations on Jobs.
 		value := p.cj.Annotations[cronv1.RunNowAnnotation]
 		return value == "" || RunNowKey(value) == written.LastRunNow ||
 			j.GetName() != job.ManualName(p.cj.Name, written.LastRunNow, value)
@@ -381,17 +408,41 @@ func (p *Plan) planRunNow(jobs []Job) {
 		// Written raw by an earlier version; the schema now caps it.
 		st.LastRunNow = RunNowKey(st.LastRunNow)
 	}
+	// Values handled since the status was last written, their Jobs made
+	// (a crash, a write deferred or failed): the last of them is the
+	// value handled, and the one the next Job's name follows.
+	st.LastRunNow, _ = runNowChain(jobs, st.LastRunNow)
 	value := p.cj.Annotations[cronv1.RunNowAnnotation]
 	if value == "" || RunNowKey(value) == st.LastRunNow {
 		return
 	}
-	c := Create{Job: job.NewManual(p.cj, st.LastRunNow, value), Manual: true, Value: value}
+	c := Create{Job: job.NewManual(p.cj, st.LastRunNow, value, RunNowKey(value)), Manual: true, Value: value}
 	if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == c.Job.Name }) {
 		// Started before its status was written.
 		st.LastRunNow = RunNowKey(value)
 		return
 	}
 	p.Creates = append(p.Creates, c)
+}
+
+// runNowChain follows the run-now Jobs that hold the run-record finalizer
+// from the handled value last: each names the value handled before it, so
+// the Jobs made since a status recorded last form a chain from it. It
+// returns the last value of the chain and its Jobs, in order.
+func runNowChain(jobs []Job, last string) (string, []Job) {
+	var chain []Job
+	for len(chain) < len(jobs) {
+		i := slices.IndexFunc(jobs, func(j Job) bool {
+			key, after, ok := j.RunNow()
+			return ok && after == last && key != last && !slices.Contains(chain, j)
+		})
+		if i < 0 {
+			break
+		}
+		chain = append(chain, jobs[i])
+		last, _, _ = jobs[i].RunNow()
+	}
+	return last, chain
 }
 
 // RunNowKey is what status.lastRunNow keeps of a run-now value: the value,

@@ -33,6 +33,10 @@ type fakeJob struct {
 	scheduled         time.Time
 	manual            bool
 	started, complete *metav1.Time
+	// runNowKey and runNowAfter are a manual Job's run-now annotations,
+	// there when hasRunNow (as while it holds the run-record finalizer).
+	runNowKey, runNowAfter string
+	hasRunNow              bool
 }
 
 func (j *fakeJob) Finished() batchv1.JobConditionType { return j.finished }
@@ -40,6 +44,9 @@ func (j *fakeJob) StartTime() *metav1.Time            { return j.started }
 func (j *fakeJob) CompletionTime() *metav1.Time       { return j.complete }
 func (j *fakeJob) ScheduledAt() (time.Time, bool)     { return j.scheduled, !j.scheduled.IsZero() }
 func (j *fakeJob) Manual() bool                       { return j.manual }
+func (j *fakeJob) RunNow() (key, after string, ok bool) {
+	return j.runNowKey, j.runNowAfter, j.hasRunNow
+}
 
 // runOf is the Job of the run at t, owned by cj; done finishes it at t+5m.
 func runOf(t time.Time, done batchv1.JobConditionType) *fakeJob {

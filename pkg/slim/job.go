@@ -24,8 +24,13 @@ type Job struct {
 	// scheduledAt is the scheduled-at annotation read once, zero when it is
 	// missing or unreadable; manual says the instantiate annotation is
 	// job.Manual.
-	scheduledAt              time.Time
-	manual                   bool
+	scheduledAt time.Time
+	manual      bool
+	// runNowKey and runNowAfter are a manual Job's run-now annotations,
+	// kept while it holds the run-record finalizer; hasRunNow says they
+	// were there.
+	runNowKey, runNowAfter   string
+	hasRunNow                bool
 	finished                 batchv1.JobConditionType
 	startTime, completedTime *metav1.Time
 }
@@ -51,15 +56,19 @@ func NewJob(j *batchv1.Job) *Job {
 		DeletionTimestamp: j.DeletionTimestamp.DeepCopy(),
 		OwnerReferences:   copyRefs(j.OwnerReferences),
 	}}
-	if job.ControllerOf(j) == nil {
-		return s
-	}
 	if job.HoldsRunRecord(j) {
 		// Kept whole: releasing the finalizer patches it out by position.
 		s.Finalizers = slices.Clone(j.Finalizers)
 	}
+	if job.ControllerOf(j) == nil {
+		return s
+	}
 	s.scheduledAt, _ = job.ScheduledAt(j)
 	s.manual = j.Annotations[cronv1.InstantiateAnnotation] == job.Manual
+	if s.manual && job.HoldsRunRecord(j) {
+		s.runNowKey, s.hasRunNow = j.Annotations[cronv1.RunNowKeyAnnotation]
+		s.runNowAfter = j.Annotations[cronv1.RunNowAfterAnnotation]
+	}
 	s.finished = job.Finished(j)
 	s.startTime = j.Status.StartTime.DeepCopy()
 	s.completedTime = j.Status.CompletionTime.DeepCopy()
@@ -80,6 +89,11 @@ func (s *Job) CompletionTime() *metav1.Time { return s.completedTime }
 // ScheduledAt is the time the Job ran for, from its scheduled-at
 // annotation, like job.ScheduledAt: false when that is missing or unreadable.
 func (s *Job) ScheduledAt() (time.Time, bool) { return s.scheduledAt, !s.scheduledAt.IsZero() }
+
+// RunNow is a manual Job's run-now value and the value handled before it,
+// as status.lastRunNow keeps them, while the Job holds the run-record
+// finalizer; false otherwise.
+func (s *Job) RunNow() (key, after string, ok bool) { return s.runNowKey, s.runNowAfter, s.hasRunNow }
 
 // Manual reports whether the Job was started by hand (run-now).
 func (s *Job) Manual() bool { return s.manual }

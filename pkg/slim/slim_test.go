@@ -165,7 +165,7 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 		t.Error("the cache form changed with the Job it was made from")
 	}
 
-	manual := NewJob(job.NewManual(cj, "", "now"))
+	manual := NewJob(job.NewManual(cj, "", "now", "now"))
 	if _, ok := manual.ScheduledAt(); ok || !manual.Manual() || manual.Finished() != "" {
 		t.Errorf("a manual run read as scheduled, not manual, or finished: %+v", manual)
 	}

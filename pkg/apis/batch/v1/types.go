@@ -49,6 +49,13 @@ const (
 	// InstantiateAnnotation marks a Job started by hand (value "manual").
 	InstantiateAnnotation = "batch.tutorial.kubebuilder.io/instantiate"
 
+	// RunNowKeyAnnotation, on a Job started by hand, is the run-now value it
+	// is for, as status.lastRunNow keeps it; RunNowAfterAnnotation is the
+	// value handled before it. Together they let a restarted controller
+	// follow runs no written status records yet.
+	RunNowKeyAnnotation   = "batch.tutorial.kubebuilder.io/run-now-key"
+	RunNowAfterAnnotation = "batch.tutorial.kubebuilder.io/run-now-after"
+
 	// ScheduledAtAnnotation records, on every Job the controller creates, the
 	// scheduled time it was created for (RFC 3339, in the CronJob's time zone).
 	ScheduledAtAnnotation = "batch.tutorial.kubebuilder.io/scheduled-at"
