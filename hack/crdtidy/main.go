@@ -8,7 +8,13 @@
 //     `kubectl explain` can describe them;
 //   - CEL rules copied from k8s.io/api that compare with oldSelf (the
 //     immutability of a running Job's fields) are removed from the template:
-//     a template is not a running Job, and users must be able to edit it.
+//     a template is not a running Job, and users must be able to edit it;
+//   - the root metadata schema declares name (a string, no constraint of
+//     its own), so that the root CEL rule on the name's length can point
+//     its error at metadata.name (fieldPath must name a property the schema
+//     has; apiextensions allows name and generateName there, nothing else).
+//     The length stays a CEL rule: a maxLength failure would stop every CEL
+//     rule and add a second error line saying so.
 //
 // It reads the CRD on stdin and writes the result on stdout.
 package main
@@ -48,6 +54,11 @@ func run(in io.Reader, out io.Writer) error {
 			return fmt.Errorf("no spec.jobTemplate schema in version %v", lookup(v, "name"))
 		}
 		tidyTemplate(tmpl, true)
+		meta, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "metadata").(map[string]any)
+		if !ok {
+			return fmt.Errorf("no metadata schema in version %v", lookup(v, "name"))
+		}
+		meta["properties"] = map[string]any{"name": map[string]any{"type": "string"}}
 	}
 	b, err := yaml.Marshal(crd)
 	if err != nil {

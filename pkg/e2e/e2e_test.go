@@ -57,6 +57,25 @@ func TestArtifactsApplyAndPrint(t *testing.T) {
 		t.Errorf("kubectl get does not show the schedule:\n%s", out)
 	}
 
+	// The short name and the categories find ours, where plain "cronjobs"
+	// finds the built-in kind.
+	for _, args := range [][]string{{"get", "tcj"}, {"get", "tutorial"}, {"get", "all"}} {
+		out, err := kubectl(append(args, "-n", ns)...)
+		if err != nil || !strings.Contains(out, "cronjob-sample") {
+			t.Errorf("kubectl %s does not list the sample: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	// The README's form of kubectl explain; the group-qualified resource
+	// (cronjobs.batch.tutorial.kubebuilder.io.spec) does not parse as one.
+	out, err = kubectl("explain", "cronjobs.spec", "--api-version=batch.tutorial.kubebuilder.io/v1")
+	if err != nil || !strings.Contains(out, "GROUP:      batch.tutorial.kubebuilder.io") || !strings.Contains(out, "catchUpPolicy") {
+		t.Errorf("kubectl explain cronjobs.spec --api-version=batch.tutorial.kubebuilder.io/v1: %v\n%s", err, out)
+	}
+	if out, err := kubectl("explain", "tcj.spec.schedule"); err != nil || !strings.Contains(out, "Schedule in cron format") || !strings.Contains(out, "batch.tutorial.kubebuilder.io") {
+		t.Errorf("kubectl explain tcj.spec.schedule: %v\n%s", err, out)
+	}
+
 	out, err = kubectl("explain", "--api-version=batch.tutorial.kubebuilder.io/v1", "cronjobs.spec.jobTemplate.spec")
 	if err != nil {
 		t.Fatalf("kubectl explain: %v\n%s", err, out)
@@ -307,32 +326,47 @@ spec:
 `, name, ns, schedule, specExtra)
 	}
 	manifest := func(name, specExtra string) string { return manifestWith(name, "*/5 * * * *", specExtra) }
+	// Each refusal is one line that names the field, as the built-in kind's
+	// are: no "<nil>:" path, and no second line saying that "some validation
+	// rules were not checked" (the API server adds it after an enum, required
+	// or type error when the CRD has CEL rules, so the policies are CEL rules).
 	rejected := []struct{ name, manifest, says string }{
-		// The CRD's CEL rules: one line naming the field and why.
+		// The CRD's CEL rules.
 		{"unparseable schedule", manifestWith("cron", "every tuesday", ""), `spec.schedule: Invalid value: "every tuesday": needs five fields`},
 		{"six fields", manifestWith("six", "0 0 * * * *", ""), "spec.schedule: Invalid value: \"0 0 * * * *\": needs five fields"},
 		{"value out of range", manifestWith("range", "0 25 * * *", ""), "spec.schedule: Invalid value: \"0 25 * * *\": the hour field (the second) is not"},
-		{"TZ= inside the schedule", manifestWith("tz", "TZ=UTC 0 * * * *", ""), "put it in spec.timeZone instead"},
-		{"@every below a second", manifestWith("every", "@every 500ms", ""), "@every needs an interval of at least 1s"},
+		{"TZ= inside the schedule", manifestWith("tz", "TZ=UTC 0 * * * *", ""), "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": sets a time zone (TZ= or CRON_TZ=): put it in spec.timeZone instead"},
+		{"@every below a second", manifestWith("every", "@every 500ms", ""), "spec.schedule: Invalid value: \"@every 500ms\": @every needs an interval of at least 1s"},
 		{"timeZone Local", manifest("local", "  timeZone: Local\n"), "spec.timeZone: Invalid value: \"Local\": must name an IANA time zone"},
-		{"empty timeZone", manifest("empty-zone", "  timeZone: \"\"\n"), "leave spec.timeZone unset for the controller's local time"},
+		{"empty timeZone", manifest("empty-zone", "  timeZone: \"\"\n"), "spec.timeZone: Invalid value: \"\": must name an IANA time zone such as Europe/Berlin; leave spec.timeZone unset for the controller's local time"},
 		{"badly shaped timeZone", manifest("zone-shape", "  timeZone: Mars Olympus\n"), "spec.timeZone: Invalid value: \"Mars Olympus\": not an IANA time zone name"},
+		{"name longer than 52", manifest(strings.Repeat("a", 53), ""), "metadata.name: Invalid value: must be no more than 52 characters"},
+		{"unknown concurrencyPolicy", manifest("policy", "  concurrencyPolicy: Sometimes\n"), "spec.concurrencyPolicy: Invalid value: \"Sometimes\": must be Allow, Forbid or Replace"},
+		{"unknown catchUpPolicy", manifest("catch-up", "  catchUpPolicy: Everything\n"), "spec.catchUpPolicy: Invalid value: \"Everything\": must be Latest, All or None"},
 		// The schema.
-		{"name longer than 52", manifest(strings.Repeat("a", 53), ""), "52 characters"},
-		{"unknown concurrencyPolicy", manifest("policy", "  concurrencyPolicy: Sometimes\n"), "Unsupported value"},
-		{"negative history limit", manifest("limit", "  successfulJobsHistoryLimit: -1\n"), "greater than or equal to 0"},
-		{"negative deadline", manifest("deadline", "  startingDeadlineSeconds: -5\n"), "greater than or equal to 0"},
-		{"template of the wrong shape", strings.Replace(manifest("shape", ""), "restartPolicy: Never", "restartPolicy: [Never]", 1), "restartPolicy"},
+		{"negative history limit", manifest("limit", "  successfulJobsHistoryLimit: -1\n"), "spec.successfulJobsHistoryLimit: Invalid value: -1: spec.successfulJobsHistoryLimit in body should be greater than or equal to 0"},
+		{"negative deadline", manifest("deadline", "  startingDeadlineSeconds: -5\n"), "spec.startingDeadlineSeconds: Invalid value: -5: spec.startingDeadlineSeconds in body should be greater than or equal to 0"},
 	}
 	for _, r := range rejected {
 		out, err := kubectlApply(r.manifest)
-		if err == nil {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		switch {
+		case err == nil:
 			t.Errorf("%s: kubectl apply succeeded:\n%s", r.name, out)
-		} else if !strings.Contains(out, r.says) {
+		case len(lines) != 1:
+			t.Errorf("%s: %d lines, want one:\n%s", r.name, len(lines), out)
+		case !strings.Contains(lines[0], r.says):
 			t.Errorf("%s: the error does not say %q:\n%s", r.name, r.says, out)
-		} else if n := strings.Count(out, "Invalid value"); strings.Contains(r.says, "Invalid value") && n != 1 {
-			t.Errorf("%s: %d errors, want one:\n%s", r.name, n, out)
+		case strings.Contains(out, "<nil>"):
+			t.Errorf("%s: an error names no field:\n%s", r.name, out)
 		}
+	}
+	// A value of the wrong type is the one refusal of two lines: type errors
+	// stop the CEL rules, and the API server says so in a line of its own.
+	// The first line still names the field.
+	out, err := kubectlApply(strings.Replace(manifest("shape", ""), "restartPolicy: Never", "restartPolicy: [Never]", 1))
+	if err == nil || !strings.Contains(out, "spec.jobTemplate.spec.template.spec.restartPolicy: Invalid value: \"array\"") {
+		t.Errorf("template of the wrong shape: want the restartPolicy refused:\n%s", out)
 	}
 
 	// What CEL cannot know is the controller's to report: a schedule that

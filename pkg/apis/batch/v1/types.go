@@ -9,7 +9,11 @@ import (
 // ConcurrencyPolicy says what to do when a run is due while an earlier Job
 // of the same CronJob is still active.
 //
-// +kubebuilder:validation:Enum=Allow;Forbid;Replace
+// A CEL rule rather than an enum: the API server answers an enum failure with
+// a second error line ("some validation rules were not checked") whenever the
+// CRD has CEL rules; a failed rule is one line.
+//
+// +kubebuilder:validation:XValidation:rule=`self in ['Allow', 'Forbid', 'Replace']`,message=`must be Allow, Forbid or Replace`
 type ConcurrencyPolicy string
 
 const (
@@ -24,7 +28,9 @@ const (
 // CatchUpPolicy says which missed runs start when a CronJob could not run
 // on time (the controller was down, or the runs were refused).
 //
-// +kubebuilder:validation:Enum=Latest;All;None
+// A CEL rule rather than an enum, as for ConcurrencyPolicy.
+//
+// +kubebuilder:validation:XValidation:rule=`self in ['Latest', 'All', 'None']`,message=`must be Latest, All or None`
 type CatchUpPolicy string
 
 const (
@@ -273,7 +279,7 @@ type MissedRuns struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:path=cronjobs,singular=cronjob,scope=Namespaced
+// +kubebuilder:resource:path=cronjobs,singular=cronjob,scope=Namespaced,shortName=tcj,categories=all;tutorial
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Timezone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
@@ -281,7 +287,7 @@ type MissedRuns struct {
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be no more than 52 characters: the controller appends 11 characters to make Job names"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",fieldPath=".metadata.name",message="must be no more than 52 characters: the controller appends 11 characters to make Job names"
 type CronJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
