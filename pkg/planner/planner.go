@@ -772,8 +772,13 @@ func (p *Plan) requeueBy(t time.Time) {
 // Runs an edit took away settle nothing: an older run the new schedule
 // names may still be owed.
 func (p *Plan) settledUntil() time.Time {
-	st := &p.Status
-	base := p.cj.CreationTimestamp.Time
+	return SettledUntil(p.cj.CreationTimestamp.Time, &p.Status)
+}
+
+// SettledUntil is settledUntil for a CronJob created at created with
+// status st (the kubectl plugin's next times start from it).
+func SettledUntil(created time.Time, st *cronv1.CronJobStatus) time.Time {
+	base := created
 	if st.LastScheduleTime != nil {
 		base = st.LastScheduleTime.Time
 	}

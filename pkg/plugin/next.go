@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
 
@@ -56,17 +57,7 @@ func NextTimes(cj *cronv1.CronJob, now time.Time, count int) (*schedule.Schedule
 // schedule change, or else the CronJob's creation. It is the planner's
 // Plan.settledUntil on a status as written.
 func settledUntil(cj *cronv1.CronJob) time.Time {
-	st := &cj.Status
-	base := cj.CreationTimestamp.Time
-	if st.LastScheduleTime != nil {
-		base = st.LastScheduleTime.Time
-	}
-	for _, m := range st.MissedRuns {
-		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(base) {
-			base = m.LastTime.Time
-		}
-	}
-	return base
+	return planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)
 }
 
 // Next prints the next count times the CronJob runs, in its zone and in
