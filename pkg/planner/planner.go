@@ -203,6 +203,9 @@ type Plan struct {
 	// priorSched is the schedule the status said was in force before this
 	// sync looked at the spec: the one an adopted run was started under.
 	priorSched *schedule.Schedule
+	// chain and chainFrom memoise unrecordedRunNow.
+	chain     []Job
+	chainFrom *string
 	// oneAtATime: the scheduled creates are alternatives (Forbid).
 	oneAtATime bool
 	// scheduledStarted: a scheduled run's Job was reported started.
@@ -389,8 +392,7 @@ func (p *Plan) recorded(j Job, written *cronv1.CronJobStatus) bool {
 		if _, _, ok := j.RunNow(); ok {
 			// Unrecorded: on the chain of run-now Jobs after the value
 			// the written status records.
-			_, chain := runNowChain(p.jobs, written.LastRunNow)
-			return !slices.ContainsFunc(chain, func(c Job) bool { return c.GetUID() == j.GetUID() })
+			return !slices.ContainsFunc(p.unrecordedRunNow(written), func(c Job) bool { return c.GetUID() == j.GetUID() })
 		}
 		// A Job from before the run-now annotations on Jobs.
 		value := p.cj.Annotations[cronv1.RunNowAnnotation]
@@ -423,6 +425,16 @@ func (p *Plan) planRunNow(jobs []Job) {
 		return
 	}
 	p.Creates = append(p.Creates, c)
+}
+
+// unrecordedRunNow is runNowChain from written's value, worked out once per
+// plan: pruning and releases ask it for every run-now Job they look at.
+func (p *Plan) unrecordedRunNow(written *cronv1.CronJobStatus) []Job {
+	if p.chainFrom == nil || *p.chainFrom != written.LastRunNow {
+		_, p.chain = runNowChain(p.jobs, written.LastRunNow)
+		p.chainFrom = &written.LastRunNow
+	}
+	return p.chain
 }
 
 // runNowChain follows the run-now Jobs that hold the run-record finalizer
