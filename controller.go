@@ -237,6 +237,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
 		return errors.New("caches did not sync before shutdown")
 	}
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		return fmt.Errorf("checking the caches against the API server: %w", err)
+	}
 
 	logger.Info("Starting workers", "count", workers)
 	var wg sync.WaitGroup

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -141,7 +142,7 @@ type modelCall struct {
 	fault                string // injected fault, "" if none
 	err                  error  // what the client got
 	gen                  int64  // status writes: the generation of the object sent
-	respGen              int64  // status writes: the generation the server returned
+	respGen              int64  // status writes and CronJob reads: the generation the server returned
 	job                  *batchv1.Job
 }
 
@@ -411,11 +412,22 @@ func (s *modelServer) reactCron(a core.Action) (bool, runtime.Object, error) {
 	case a.GetVerb() == "get" && a.GetSubresource() == "":
 		ga := a.(core.GetAction)
 		cj, ok := s.cronJobs[modelKey(ga.GetNamespace(), ga.GetName())]
-		s.calls = append(s.calls, modelCall{verb: "get", resource: "cronjobs", name: ga.GetName()})
+		call := modelCall{verb: "get", resource: "cronjobs", name: ga.GetName()}
+		if ok {
+			call.respGen = cj.Generation
+		}
+		s.calls = append(s.calls, call)
 		if !ok {
 			return true, nil, apierrors.NewNotFound(cronv1.Resource("cronjobs"), ga.GetName())
 		}
 		return true, cj.DeepCopy(), nil
+	case a.GetVerb() == "list":
+		s.calls = append(s.calls, modelCall{verb: "list", resource: "cronjobs"})
+		list := &cronv1.CronJobList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatInt(s.rv, 10)}}
+		for _, key := range slices.Sorted(maps.Keys(s.cronJobs)) {
+			list.Items = append(list.Items, *s.cronJobs[key].DeepCopy())
+		}
+		return true, list, nil
 	}
 	return s.refuse(a)
 }

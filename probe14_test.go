@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
@@ -251,11 +256,10 @@ func TestProbe14RunNowChangedWhileDeferredThenCrash(t *testing.T) {
 // Failover to a warm standby whose CronJob watch lags (hung): the old
 // leader created the 10:00 Job, wrote lastScheduleTime 10:00 and released
 // the Job; the Job finished and its TTL deleted it. The standby's caches
-// still show lastScheduleTime 09:00 and never saw the Job. On taking over,
-// nothing reads the CronJob live (the versioned own-writes store knows only
-// this process's writes): the 10:00 run starts again.
+// still show lastScheduleTime 09:00 and never saw the Job. The barrier Run
+// passes before its first sync (catchUpWithAPIServer) reads the CronJobs
+// live, so the 10:00 run is not started again.
 func TestProbe14FailoverToStandbyWithLaggingCache(t *testing.T) {
-	t.Skip("open (issue 14 note): a standby whose cache lags the old leader's last status write, with the recorded run's Job released and deleted by TTL, starts that run again; the built-in shares it. Needs a freshness barrier at takeover")
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
 	f.cronJob = newCronJob(lastScheduled(at(0))) // as the API server holds it
@@ -263,7 +267,10 @@ func TestProbe14FailoverToStandbyWithLaggingCache(t *testing.T) {
 	c, _, cronFactory := f.newController(ctx)
 	stale := newCronJob(lastScheduled(at(-time.Hour)))
 	stale.ResourceVersion = "10"
-	cacheCronJob(t, cronFactory, stale) // the standby's lagging cache
+	cacheCronJob(t, cronFactory, stale)                 // the standby's lagging cache
+	if err := c.catchUpWithAPIServer(ctx); err != nil { // as Run does before its workers start
+		t.Fatal(err)
+	}
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)
 	}
@@ -342,5 +349,52 @@ func TestProbe14WritesPerFiringWholeLife(t *testing.T) {
 	// status write, which the built-in makes too, is the fourth.
 	if len(got) != 4 {
 		t.Errorf("%d writes over a firing's life, documented as 4: %q", len(got), got)
+	}
+}
+
+// The takeover barrier holds the first sync back until a live list of the
+// CronJobs succeeds, trying again with a growing pause (on the controller's
+// clock) rather than giving up or deciding from the cache.
+func TestTakeoverBarrierRetriesTheList(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(0)))
+	f.cronJob.ResourceVersion = "20"
+	c, _, cronFactory := f.newController(ctx)
+	stale := newCronJob(lastScheduled(at(-time.Hour)))
+	stale.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, stale)
+	var lists atomic.Int32
+	f.client.PrependReactor("list", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+		if lists.Add(1) <= 2 {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+		}
+		return false, nil, nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- c.catchUpWithAPIServer(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := lists.Load(); n != 3 {
+				t.Errorf("%d lists, want 3 (two refused, then one that succeeds)", n)
+			}
+			got, err := c.cachedCronJob(ctx, cache.MetaObjectToName(f.cronJob))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ResourceVersion != "20" {
+				t.Errorf("after the barrier the sync sees resourceVersion %s, want the live 20", got.ResourceVersion)
+			}
+			return
+		default:
+		}
+		if f.clock.HasWaiters() {
+			f.clock.Step(10 * time.Second)
+		}
+		goruntime.Gosched()
 	}
 }

@@ -42,6 +42,9 @@ type CronJobs interface {
 	UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error)
 	// Get reads a CronJob live, bypassing the informer cache.
 	Get(ctx context.Context, namespace, name string) (*cronv1.CronJob, error)
+	// List reads every CronJob live, as the API server holds them now (a
+	// consistent read, in pages), and calls fn on each.
+	List(ctx context.Context, fn func(*cronv1.CronJob)) error
 }
 
 // NewJobs returns Jobs backed by a clientset.
@@ -124,4 +127,25 @@ func (r realCronJobs) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cr
 
 func (r realCronJobs) Get(ctx context.Context, namespace, name string) (*cronv1.CronJob, error) {
 	return r.client.BatchV1().CronJobs(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// listPage bounds one response: a fleet of CronJobs is read in pages, as an
+// informer lists it.
+const listPage = 500
+
+func (r realCronJobs) List(ctx context.Context, fn func(*cronv1.CronJob)) error {
+	opts := metav1.ListOptions{Limit: listPage}
+	for {
+		list, err := r.client.BatchV1().CronJobs(metav1.NamespaceAll).List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
 }
