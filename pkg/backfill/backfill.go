@@ -104,13 +104,14 @@ type Plan struct {
 	Events []Event
 
 	bf   *cronv1.Backfill
+	now  time.Time
 	last time.Time // the newest time of the range; zero for none
 }
 
 // Decide plans what a sync of in.Backfill does at in.Now.
 func Decide(in Input) *Plan {
 	bf := in.Backfill
-	p := &Plan{Status: *bf.Status.DeepCopy(), bf: bf}
+	p := &Plan{Status: *bf.Status.DeepCopy(), bf: bf, now: in.Now}
 	p.Status.ObservedGeneration = bf.Generation
 	p.reconcileActive(in)
 
@@ -315,7 +316,7 @@ func (p *Plan) setCondition(status metav1.ConditionStatus, reason, message strin
 	changed := old == nil || old.Status != status
 	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
 		Type: cronv1.ConditionBackfillComplete, Status: status, Reason: reason, Message: message,
-		ObservedGeneration: p.bf.Generation,
+		ObservedGeneration: p.bf.Generation, LastTransitionTime: metav1.NewTime(p.now),
 	})
 	return changed
 }
