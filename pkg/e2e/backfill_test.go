@@ -100,6 +100,7 @@ func TestBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl get backfills: %v\n%s", err, out)
 	}
+	t.Logf("kubectl get backfills:\n%s", out)
 	header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
 	want := []string{"NAME", "CRONJOB", "SUSPEND", "TOTAL", "CREATED", "SKIPPED", "SUCCEEDED", "FAILED", "COMPLETE", "AGE"}
 	if !slices.Equal(header, want) || !strings.Contains(out, "True") {
@@ -156,5 +157,47 @@ func TestBackfillSuspendAndFuture(t *testing.T) {
 	cur, _ := env.cron.BatchV1().Backfills(ns).Get(context.Background(), bf.Name, metav1.GetOptions{})
 	if cur.Status.Total != 5 || cur.Status.Created != 3 {
 		t.Errorf("status %+v, want total 5, created 3 (the times up to the CronJob's creation)", cur.Status)
+	}
+}
+
+// The API server refuses a Backfill with an empty range, no CronJob or
+// maxConcurrent below 1, and a change of its CronJob or range; each with a
+// one-line message naming the field.
+func TestBackfillRefusals(t *testing.T) {
+	ns := newNamespace(t)
+	now := time.Now().Truncate(time.Minute)
+	valid := func() *cronv1.Backfill {
+		return &cronv1.Backfill{
+			ObjectMeta: metav1.ObjectMeta{Name: "bf", Namespace: ns},
+			Spec: cronv1.BackfillSpec{CronJobName: "cj", Start: metav1.NewTime(now.Add(-time.Hour)), End: metav1.NewTime(now)},
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*cronv1.Backfill)
+		want string
+	}{
+		{"start equals end", func(bf *cronv1.Backfill) { bf.Spec.Start = bf.Spec.End }, "spec.start must be before spec.end"},
+		{"start after end", func(bf *cronv1.Backfill) { bf.Spec.Start = metav1.NewTime(now.Add(time.Hour)) }, "spec.start must be before spec.end"},
+		{"no CronJob", func(bf *cronv1.Backfill) { bf.Spec.CronJobName = "" }, "spec.cronJobName"},
+		{"maxConcurrent 0", func(bf *cronv1.Backfill) { bf.Spec.MaxConcurrent = ptr.To[int32](0) }, "spec.maxConcurrent"},
+	} {
+		bf := valid()
+		tc.edit(bf)
+		_, err := env.cron.BatchV1().Backfills(ns).Create(context.Background(), bf, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: create answered %v, want a refusal mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	created, err := env.cron.BatchV1().Backfills(ns).Create(context.Background(), valid(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(created.Spec.MaxConcurrent, 0) != 1 || ptr.Deref(created.Spec.Suspend, true) {
+		t.Errorf("defaults: maxConcurrent %v, suspend %v; want 1, false", created.Spec.MaxConcurrent, created.Spec.Suspend)
+	}
+	created.Spec.CronJobName = "other"
+	if _, err := env.cron.BatchV1().Backfills(ns).Update(context.Background(), created, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
+		t.Errorf("changing spec.cronJobName answered %v, want a refusal", err)
 	}
 }
