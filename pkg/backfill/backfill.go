@@ -158,11 +158,21 @@ func parse(cj *cronv1.CronJob) (*schedule.Schedule, error) {
 }
 
 // Times returns the times sched names in [start, end), oldest first, and
-// false when there are more than limit. An @every schedule's times count
-// from start.
+// false when there are more than limit. An @every schedule names no time of
+// its own (a CronJob's grid starts at its creation): here its times are
+// start, to the second, and every interval after it.
 func Times(sched *schedule.Schedule, start, end time.Time, limit int) ([]time.Time, bool) {
+	next := sched.Next
+	first := sched.Next(start.Add(-time.Nanosecond))
+	if every, ok := sched.Every(); ok {
+		next = func(t time.Time) time.Time { return t.Add(every) }
+		first = start.Truncate(time.Second)
+		if first.Before(start) {
+			first = first.Add(time.Second)
+		}
+	}
 	var times []time.Time
-	for t := sched.Next(start.Add(-time.Nanosecond)); !t.IsZero() && t.Before(end); t = sched.Next(t) {
+	for t := first; !t.IsZero() && t.Before(end); t = next(t) {
 		if len(times) == limit {
 			return nil, false
 		}

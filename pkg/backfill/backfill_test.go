@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -266,6 +267,44 @@ func TestDecide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Times in the range follow the CronJob's schedule: H resolved with the
+// CronJob's seed, read in its time zone; @every from the range's start.
+func TestTimes(t *testing.T) {
+	berlin := cronJob(hour(-1), nil)
+	berlin.Spec.Schedule, berlin.Spec.TimeZone = "0 9 * * *", ptr.To("Europe/Berlin")
+	hashed := cronJob(hour(-1), nil)
+	hashed.Spec.Schedule = "H * * * *"
+	every := cronJob(hour(-1), nil)
+	every.Spec.Schedule = "@every 90m"
+	minute := func(cj *cronv1.CronJob) int {
+		s, err := parse(cj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Next(t0).Minute()
+	}
+	for _, tc := range []struct {
+		name       string
+		cj         *cronv1.CronJob
+		start, end time.Time
+		want       []time.Time
+	}{
+		{"in the CronJob's zone", berlin, t0, t0.Add(48 * time.Hour), []time.Time{hour(8), hour(32)}},
+		{"H as the CronJob resolves it", hashed, t0, hour(2), []time.Time{t0.Add(time.Duration(minute(hashed)) * time.Minute), hour(1).Add(time.Duration(minute(hashed)) * time.Minute)}},
+		{"@every from the start", every, t0.Add(500 * time.Millisecond), hour(4), []time.Time{t0.Add(time.Second), t0.Add(90*time.Minute + time.Second), t0.Add(180*time.Minute + time.Second)}},
+		{"start included, end excluded", cronJob(hour(-1), nil), hour(1), hour(3), []time.Time{hour(1), hour(2)}},
+	} {
+		s, err := parse(tc.cj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Times(s, tc.start, tc.end, 100)
+		if !ok || !slices.EqualFunc(got, tc.want, time.Time.Equal) {
+			t.Errorf("%s: %v (%v), want %v", tc.name, got, ok, tc.want)
+		}
 	}
 }
 
