@@ -169,7 +169,7 @@ func TestBackfillRefusals(t *testing.T) {
 	valid := func() *cronv1.Backfill {
 		return &cronv1.Backfill{
 			ObjectMeta: metav1.ObjectMeta{Name: "bf", Namespace: ns},
-			Spec: cronv1.BackfillSpec{CronJobName: "cj", Start: metav1.NewTime(now.Add(-time.Hour)), End: metav1.NewTime(now)},
+			Spec:       cronv1.BackfillSpec{CronJobName: "cj", Start: metav1.NewTime(now.Add(-time.Hour)), End: metav1.NewTime(now)},
 		}
 	}
 	for _, tc := range []struct {
