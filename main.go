@@ -35,6 +35,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/httpserver"
@@ -172,6 +173,14 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	backfills, err := NewBackfillController(ctx, control.NewJobs(kubeClient), cronClient,
+		kubeInformerFactory.Batch().V1().Jobs(),
+		cronInformerFactory.Batch().V1().CronJobs(),
+		cronInformerFactory.Batch().V1().Backfills(),
+		recorder, clock.RealClock{})
+	if err != nil {
+		return err
+	}
 	cronJobs := cronInformerFactory.Batch().V1().CronJobs().Informer()
 	registerPerCronJobMetrics(registry, o.perCronJobMetrics, cronJobs.GetStore(), cronJobs.HasSynced)
 	if err := httpserver.Start(ctx, httpserver.Config{
@@ -187,10 +196,31 @@ func run(ctx context.Context, o options) error {
 	defer kubeInformerFactory.Shutdown()
 	defer cronInformerFactory.Shutdown()
 
+	// Both controllers work under the same Lease: a standby makes no Job.
+	run := func(ctx context.Context) error { return runBoth(ctx, controller, backfills, o.workers) }
 	if !o.leaderElect {
-		return controller.Run(ctx, o.workers)
+		return run(ctx)
 	}
-	return runAsLeader(ctx, o, kubeClient, func(ctx context.Context) error { return controller.Run(ctx, o.workers) })
+	return runAsLeader(ctx, o, kubeClient, run)
+}
+
+// runBoth runs the CronJob and Backfill controllers until ctx ends, and
+// returns the CronJob controller's error. The Backfill controller gets one
+// worker: Backfills are few, and their Jobs wait on each other anyway.
+func runBoth(ctx context.Context, cronJobs *Controller, backfills *BackfillController, workers int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := backfills.Run(ctx, 1); err != nil {
+			klog.FromContext(ctx).Error(err, "Backfill controller stopped")
+		}
+	}()
+	err := cronJobs.Run(ctx, workers)
+	cancel()
+	<-done
+	return err
 }
 
 // registerPerCronJobMetrics adds the per-CronJob series to reg when on,

@@ -40,32 +40,46 @@ func run(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// controller-gen writes one document per kind; each is tidied alone.
+	for _, doc := range strings.Split("\n"+string(raw), "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		b, err := tidy([]byte(doc))
+		if err != nil {
+			return err
+		}
+		if _, err := out.Write(append([]byte("---\n"), b...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tidy post-processes one CRD. Only a kind with a job template (CronJob)
+// has one to tidy.
+func tidy(raw []byte) ([]byte, error) {
 	var crd map[string]any
 	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		return fmt.Errorf("parsing CRD: %w", err)
+		return nil, fmt.Errorf("parsing CRD: %w", err)
 	}
 	versions, _ := lookup(crd, "spec", "versions").([]any)
 	if len(versions) == 0 {
-		return fmt.Errorf("no spec.versions in input")
+		return nil, fmt.Errorf("no spec.versions in input")
 	}
 	for _, v := range versions {
-		tmpl, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "jobTemplate").(map[string]any)
-		if !ok {
-			return fmt.Errorf("no spec.jobTemplate schema in version %v", lookup(v, "name"))
+		if tmpl, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "jobTemplate").(map[string]any); ok {
+			tidyTemplate(tmpl, true)
+		} else if kind := lookup(crd, "spec", "names", "kind"); kind == "CronJob" {
+			return nil, fmt.Errorf("no spec.jobTemplate schema in version %v", lookup(v, "name"))
 		}
-		tidyTemplate(tmpl, true)
 		meta, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "metadata").(map[string]any)
 		if !ok {
-			return fmt.Errorf("no metadata schema in version %v", lookup(v, "name"))
+			return nil, fmt.Errorf("no metadata schema in version %v", lookup(v, "name"))
 		}
 		meta["properties"] = map[string]any{"name": map[string]any{"type": "string"}}
 	}
-	b, err := yaml.Marshal(crd)
-	if err != nil {
-		return err
-	}
-	_, err = out.Write(append([]byte("---\n"), b...))
-	return err
+	return yaml.Marshal(crd)
 }
 
 // tidyTemplate walks a schema node of the job template. The template's own

@@ -54,6 +54,7 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 	want := []string{
 		"ClusterRole /cronjob-controller",
 		"ClusterRoleBinding /cronjob-controller",
+		"CustomResourceDefinition /backfills.batch.tutorial.kubebuilder.io",
 		"CustomResourceDefinition /cronjobs.batch.tutorial.kubebuilder.io",
 		"Deployment " + deployNamespace + "/cronjob-controller",
 		"Namespace /" + deployNamespace,
@@ -88,6 +89,10 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "no", nil},
+		{"update", "backfills.batch.tutorial.kubebuilder.io", "default", "yes", nil},
+		{"update", "backfills.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
+		{"update", "backfills.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
+		{"delete", "backfills.batch.tutorial.kubebuilder.io", "default", "no", nil},
 		{"delete", "pods", "default", "no", nil},
 		{"get", "secrets", "default", "no", nil},
 		{"update", "leases.coordination.k8s.io", deployNamespace, "yes", nil},

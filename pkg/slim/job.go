@@ -61,6 +61,11 @@ func NewJob(j *batchv1.Job) *Job {
 		s.Finalizers = slices.Clone(j.Finalizers)
 	}
 	if job.ControllerOf(j) == nil {
+		if ref := metav1.GetControllerOfNoCopy(j); ref != nil && ref.Kind == "Backfill" &&
+			ref.APIVersion == cronv1.SchemeGroupVersion.String() {
+			// A Backfill's Job: it reads only whether the Job finished.
+			s.finished = job.Finished(j)
+		}
 		return s
 	}
 	s.scheduledAt, _ = job.ScheduledAt(j)

@@ -185,3 +185,24 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 		t.Error("non-Jobs must pass through")
 	}
 }
+
+// A Job a Backfill controls keeps whether it finished, the one thing the
+// Backfill controller reads of it; a Job nobody of ours controls keeps
+// nothing.
+func TestBackfillJobKeepsFinished(t *testing.T) {
+	done := []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	backfilled := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "cj-60", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "Backfill", Name: "bf", UID: "bf-uid", Controller: new(bool)}}},
+		Status: batchv1.JobStatus{Conditions: done},
+	}
+	*backfilled.OwnerReferences[0].Controller = true
+	if got := NewJob(backfilled).Finished(); got != batchv1.JobFailed {
+		t.Errorf("a Backfill's finished Job: Finished() = %q, want Failed", got)
+	}
+	foreign := backfilled.DeepCopy()
+	foreign.OwnerReferences[0].Kind = "Workflow"
+	if got := NewJob(foreign).Finished(); got != "" {
+		t.Errorf("a foreign Job: Finished() = %q, want nothing kept", got)
+	}
+}

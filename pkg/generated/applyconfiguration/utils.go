@@ -32,6 +32,12 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=batch.tutorial.kubebuilder.io, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Backfill"):
+		return &batchv1.BackfillApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("BackfillSpec"):
+		return &batchv1.BackfillSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("BackfillStatus"):
+		return &batchv1.BackfillStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJob"):
 		return &batchv1.CronJobApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobSpec"):

@@ -18,6 +18,14 @@ limitations under the License.
 
 package v1
 
+// BackfillListerExpansion allows custom methods to be added to
+// BackfillLister.
+type BackfillListerExpansion interface{}
+
+// BackfillNamespaceListerExpansion allows custom methods to be added to
+// BackfillNamespaceLister.
+type BackfillNamespaceListerExpansion interface{}
+
 // CronJobListerExpansion allows custom methods to be added to
 // CronJobLister.
 type CronJobListerExpansion interface{}

@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Backfills returns a BackfillInformer.
+	Backfills() TypedBackfillInformer
 	// CronJobs returns a CronJobInformer.
 	CronJobs() TypedCronJobInformer
 }
@@ -37,6 +39,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// Backfills returns a TypedBackfillInformer.
+func (v *version) Backfills() TypedBackfillInformer {
+	return &backfillInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // CronJobs returns a TypedCronJobInformer.

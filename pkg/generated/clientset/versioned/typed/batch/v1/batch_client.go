@@ -28,12 +28,17 @@ import (
 
 type BatchV1Interface interface {
 	RESTClient() rest.Interface
+	BackfillsGetter
 	CronJobsGetter
 }
 
 // BatchV1Client is used to interact with features provided by the batch.tutorial.kubebuilder.io group.
 type BatchV1Client struct {
 	restClient rest.Interface
+}
+
+func (c *BatchV1Client) Backfills(namespace string) BackfillInterface {
+	return newBackfills(c, namespace)
 }
 
 func (c *BatchV1Client) CronJobs(namespace string) CronJobInterface {

@@ -28,6 +28,10 @@ type FakeBatchV1 struct {
 	*testing.Fake
 }
 
+func (c *FakeBatchV1) Backfills(namespace string) v1.BackfillInterface {
+	return newFakeBackfills(c, namespace)
+}
+
 func (c *FakeBatchV1) CronJobs(namespace string) v1.CronJobInterface {
 	return newFakeCronJobs(c, namespace)
 }

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
+	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+// backfillsByCronJob indexes Backfills by namespace/spec.cronJobName, so a
+// change of a CronJob wakes the Backfills that name it.
+const backfillsByCronJob = "backfillsByCronJob"
+
+// BackfillController creates the Jobs of Backfills (see pkg/backfill for the
+// rules). It shares the Job and CronJob informers, and the leader Lease,
+// with the CronJob controller.
+type BackfillController struct {
+	// jobs creates and reads Jobs on the API server.
+	jobs control.Jobs
+	// client writes Backfills (owner reference, status).
+	client clientset.Interface
+	// backfills, backfillIndexer: the Backfill informer's cache.
+	backfills       listers.BackfillLister
+	backfillIndexer cache.Indexer
+	// jobIndexer and cronJobIndexer are the shared caches, in slim forms
+	// (set by NewController, which must be called first).
+	jobIndexer     cache.Indexer
+	cronJobIndexer cache.Indexer
+	// cachesSynced report whether the three informers have listed once.
+	cachesSynced []cache.InformerSynced
+	// queue holds the keys of Backfills to sync.
+	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// recorder emits Events about Backfills.
+	recorder record.EventRecorder
+	// clock is the time decisions are made at.
+	clock clock.Clock
+}
+
+// NewBackfillController wires its handlers and index into the informers.
+// Call it after NewController (which sets the slim transforms) and before
+// the informer factories start.
+func NewBackfillController(
+	ctx context.Context,
+	jobs control.Jobs,
+	client clientset.Interface,
+	jobInformer batchinformers.JobInformer,
+	cronJobInformer informers.CronJobInformer,
+	backfillInformer informers.BackfillInformer,
+	recorder record.EventRecorder,
+	clk clock.WithTicker,
+) (*BackfillController, error) {
+	c := &BackfillController{
+		jobs:            jobs,
+		client:          client,
+		backfills:       backfillInformer.Lister(),
+		backfillIndexer: backfillInformer.Informer().GetIndexer(),
+		jobIndexer:      jobInformer.Informer().GetIndexer(),
+		cronJobIndexer:  cronJobInformer.Informer().GetIndexer(),
+		cachesSynced: []cache.InformerSynced{jobInformer.Informer().HasSynced,
+			cronJobInformer.Informer().HasSynced, backfillInformer.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(newRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "backfill", Clock: clk}),
+		recorder: recorder,
+		clock:    clk,
+	}
+	if err := backfillInformer.Informer().AddIndexers(cache.Indexers{backfillsByCronJob: indexByCronJobName}); err != nil {
+		return nil, fmt.Errorf("adding the Backfill index: %w", err)
+	}
+	if _, err := backfillInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+		DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, fmt.Errorf("adding Backfill handlers: %w", err)
+	}
+	if _, err := cronJobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueFor,
+		UpdateFunc: func(_, obj any) { c.enqueueFor(obj) },
+		DeleteFunc: c.enqueueFor,
+	}); err != nil {
+		return nil, fmt.Errorf("adding CronJob handlers for Backfills: %w", err)
+	}
+	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueController,
+		UpdateFunc: func(_, obj any) { c.enqueueController(obj) },
+		DeleteFunc: c.enqueueController,
+	}); err != nil {
+		return nil, fmt.Errorf("adding Job handlers for Backfills: %w", err)
+	}
+	return c, nil
+}
+
+// indexByCronJobName is the backfillsByCronJob index function.
+func indexByCronJobName(obj any) ([]string, error) {
+	bf, ok := obj.(*cronv1.Backfill)
+	if !ok {
+		return nil, nil
+	}
+	return []string{bf.Namespace + "/" + bf.Spec.CronJobName}, nil
+}
+
+// HasSynced reports whether the caches have listed once.
+func (c *BackfillController) HasSynced() bool {
+	for _, synced := range c.cachesSynced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// enqueue queues a Backfill (or its tombstone).
+func (c *BackfillController) enqueue(obj any) {
+	key, err := cache.DeletionHandlingObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// enqueueFor queues the Backfills that name a CronJob (or its tombstone):
+// its status moved the point up to which they may create Jobs, or it is gone.
+func (c *BackfillController) enqueueFor(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	cj, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	objs, err := c.backfillIndexer.ByIndex(backfillsByCronJob, cj.GetNamespace()+"/"+cj.GetName())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, o := range objs {
+		c.enqueue(o)
+	}
+}
+
+// enqueueController queues the Backfill controlling a Job (or its
+// tombstone), if one does.
+func (c *BackfillController) enqueueController(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	j, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	ref := metav1.GetControllerOfNoCopy(j)
+	if ref == nil || ref.Kind != "Backfill" || ref.APIVersion != cronv1.SchemeGroupVersion.String() {
+		return
+	}
+	c.queue.Add(cache.ObjectName{Namespace: j.GetNamespace(), Name: ref.Name})
+}
+
+// Run waits for the caches, runs workers until ctx is cancelled, and returns
+// once every worker has finished the item it held.
+func (c *BackfillController) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting Backfill controller")
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
+		return errors.New("backfill caches did not sync before shutdown")
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNextWorkItem(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	logger.Info("Backfill workers stopped")
+	return nil
+}
+
+// processNextWorkItem syncs one Backfill; an error retries it rate-limited.
+func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	if ctx.Err() != nil {
+		return false
+	}
+	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "backfill", key))
+	if err := c.syncBackfill(syncCtx, key); err != nil {
+		if apierrors.IsConflict(err) {
+			klog.FromContext(syncCtx).V(4).Info("Backfill write conflicted; retrying", "err", err)
+		} else {
+			utilruntime.HandleErrorWithContext(syncCtx, err, "Backfill sync failed; retrying", "backfill", key)
+		}
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+// syncBackfill gathers a Backfill's view (its CronJob, the Jobs holding the
+// names of its times), asks backfill.Decide, and carries the plan out: the
+// owner reference first, then the creates in order, then one status write.
+// A status written from a stale cache conflicts and is retried, and its
+// creates were harmless: a name already taken answers AlreadyExists.
+func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectName) error {
+	logger := klog.FromContext(ctx)
+	cached, err := c.backfills.Backfills(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	bf := cached.DeepCopy()
+	cj, err := c.cronJob(key.Namespace, bf.Spec.CronJobName)
+	if err != nil {
+		return err
+	}
+	gone, err := c.goneJobs(ctx, bf)
+	if err != nil {
+		return err
+	}
+	plan := backfill.Decide(backfill.Input{Backfill: bf, CronJob: cj, Job: c.job(key.Namespace), Gone: gone, Now: c.clock.Now()})
+
+	if plan.Owner != nil {
+		bf.OwnerReferences = append(bf.OwnerReferences, *plan.Owner)
+		updated, err := c.client.BatchV1().Backfills(bf.Namespace).Update(ctx, bf, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("adding CronJob %s as owner of backfill %s: %w", cj.Name, key, err)
+		}
+		bf = updated
+	}
+	var createErr error
+	for _, create := range plan.Creates {
+		if createErr = c.create(ctx, create, plan); createErr != nil {
+			break
+		}
+	}
+	for _, e := range plan.Events {
+		c.recorder.Event(bf, e.Type, e.Reason, e.Message)
+	}
+	if !equality.Semantic.DeepEqual(bf.Status, plan.Status) {
+		bf.Status = plan.Status
+		if _, err := c.client.BatchV1().Backfills(bf.Namespace).UpdateStatus(ctx, bf, metav1.UpdateOptions{}); err != nil {
+			return errors.Join(createErr, fmt.Errorf("writing status of backfill %s: %w", key, err))
+		}
+		logger.V(2).Info("Backfill status written", "created", plan.Status.Created, "skipped", plan.Status.Skipped,
+			"active", len(plan.Status.Active))
+	}
+	return createErr
+}
+
+// create makes one Job of the plan and reports the outcome to it. A name
+// already taken is read live, to tell a Job of this Backfill (made before a
+// lost status write) from another's.
+func (c *BackfillController) create(ctx context.Context, create backfill.Create, plan *backfill.Plan) error {
+	made, err := c.jobs.Create(ctx, create.Job)
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).V(2).Info("Created backfill Job", "job", klog.KObj(made), "scheduledAt", create.Time)
+		plan.Created(create, made)
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		live, getErr := c.jobs.Get(ctx, create.Job.Namespace, create.Job.Name)
+		if getErr != nil {
+			return fmt.Errorf("reading job %s, whose name is taken: %w", create.Job.Name, getErr)
+		}
+		plan.Exists(create, slim.NewJob(live))
+		return nil
+	default:
+		plan.CreateFailed(create, err)
+		return fmt.Errorf("creating job %s: %w", create.Job.Name, err)
+	}
+}
+
+// cronJob returns the named CronJob from the cache, nil when there is none.
+func (c *BackfillController) cronJob(namespace, name string) (*cronv1.CronJob, error) {
+	obj, exists, err := c.cronJobIndexer.GetByKey(namespace + "/" + name)
+	if err != nil || !exists {
+		return nil, err
+	}
+	switch cj := obj.(type) {
+	case *slim.CronJob:
+		return cj.CronJob()
+	case *cronv1.CronJob:
+		return cj.DeepCopy(), nil
+	default:
+		return nil, fmt.Errorf("the CronJob cache holds %T under %s/%s", obj, namespace, name)
+	}
+}
+
+// job looks Jobs up by name in the cache.
+func (c *BackfillController) job(namespace string) func(string) (backfill.Job, bool) {
+	return func(name string) (backfill.Job, bool) {
+		obj, exists, err := c.jobIndexer.GetByKey(namespace + "/" + name)
+		if err != nil || !exists {
+			return nil, false
+		}
+		switch j := obj.(type) {
+		case *slim.Job:
+			return j, true
+		case *batchv1.Job:
+			return slim.NewJob(j), true
+		}
+		return nil, false
+	}
+}
+
+// goneJobs asks the API server about the active Jobs the cache lacks (or
+// holds under another UID): only it can say one is gone, and a Job just
+// created may not be cached yet.
+func (c *BackfillController) goneJobs(ctx context.Context, bf *cronv1.Backfill) (map[types.UID]bool, error) {
+	gone := map[types.UID]bool{}
+	lookup := c.job(bf.Namespace)
+	for _, ref := range bf.Status.Active {
+		if j, ok := lookup(ref.Name); ok && j.GetUID() == ref.UID {
+			continue
+		}
+		live, err := c.jobs.Get(ctx, bf.Namespace, ref.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			gone[ref.UID] = true
+		case err != nil:
+			return nil, fmt.Errorf("reading active job %s: %w", ref.Name, err)
+		case live.UID != ref.UID:
+			gone[ref.UID] = true
+		}
+	}
+	return gone, nil
+}

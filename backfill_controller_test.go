@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+)
+
+// backfillFixture is a Backfill controller on fake clientsets whose caches
+// the test fills by hand, as the reflectors would.
+type backfillFixture struct {
+	t           *testing.T
+	kubeclient  *k8sfake.Clientset
+	client      *fake.Clientset
+	kubeFactory kubeinformers.SharedInformerFactory
+	cronFactory informers.SharedInformerFactory
+	c           *BackfillController
+	recorder    *record.FakeRecorder
+}
+
+func newBackfillFixture(t *testing.T, now time.Time, cj *cronv1.CronJob, bf *cronv1.Backfill, jobs ...*batchv1.Job) *backfillFixture {
+	f := &backfillFixture{t: t, recorder: record.NewFakeRecorder(100)}
+	var kubeObjects []runtime.Object
+	for _, j := range jobs {
+		kubeObjects = append(kubeObjects, j.DeepCopy())
+	}
+	f.kubeclient = k8sfake.NewClientset(kubeObjects...)
+	f.kubeclient.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
+		j := action.(core.CreateAction).GetObject().(*batchv1.Job)
+		j.UID = types.UID("uid-" + j.Name)
+		return false, nil, nil
+	})
+	cronObjects := []runtime.Object{bf.DeepCopy()}
+	if cj != nil {
+		cronObjects = append(cronObjects, cj.DeepCopy())
+	}
+	f.client = fake.NewClientset(cronObjects...)
+	f.kubeFactory = kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
+	f.cronFactory = informers.NewSharedInformerFactory(f.client, 0)
+	_, ctx := ktesting.NewTestContext(t)
+	// NewController sets the slim transforms the Backfill controller's
+	// caches are read in.
+	cronJobs, err := NewController(ctx, f.kubeclient, f.client, f.kubeFactory.Batch().V1().Jobs(),
+		f.cronFactory.Batch().V1().CronJobs(), testingclock.NewFakeClock(now), WithEventRecorder(f.recorder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cronJobs.queue.ShutDown)
+	c, err := NewBackfillController(ctx, control.NewJobs(f.kubeclient), f.client, f.kubeFactory.Batch().V1().Jobs(),
+		f.cronFactory.Batch().V1().CronJobs(), f.cronFactory.Batch().V1().Backfills(), f.recorder, testingclock.NewFakeClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.queue.ShutDown)
+	f.c = c
+	for _, j := range jobs {
+		cacheJob(t, f.kubeFactory, j)
+	}
+	if cj != nil {
+		cacheCronJob(t, f.cronFactory, cj)
+	}
+	f.cacheBackfill(bf)
+	return f
+}
+
+func (f *backfillFixture) cacheBackfill(bf *cronv1.Backfill) {
+	if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Update(bf.DeepCopy()); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// sync brings the Job cache up to date with the client, as the informer
+// would, runs one sync, and caches the Backfill it wrote.
+func (f *backfillFixture) sync() *cronv1.Backfill {
+	f.t.Helper()
+	jobs, _ := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{})
+	for i := range jobs.Items {
+		cacheJob(f.t, f.kubeFactory, &jobs.Items[i])
+	}
+	f.kubeclient.ClearActions()
+	f.client.ClearActions()
+	if err := f.c.syncBackfill(context.Background(), cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}); err != nil {
+		f.t.Fatalf("sync: %v", err)
+	}
+	bf, err := f.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), "bf", metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.cacheBackfill(bf)
+	return bf
+}
+
+func (f *backfillFixture) createdJobs() []string {
+	var names []string
+	for _, a := range f.kubeclient.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "jobs" {
+			names = append(names, a.(interface{ GetObject() runtime.Object }).GetObject().(*batchv1.Job).Name)
+		}
+	}
+	return names
+}
+
+func newBackfill(start, end time.Time, maxConcurrent int32) *cronv1.Backfill {
+	return &cronv1.Backfill{
+		ObjectMeta: metav1.ObjectMeta{Name: "bf", Namespace: metav1.NamespaceDefault, UID: "bf-uid", Generation: 1},
+		Spec: cronv1.BackfillSpec{CronJobName: "cj", Start: metav1.NewTime(start), End: metav1.NewTime(end),
+			MaxConcurrent: ptr.To(maxConcurrent)},
+	}
+}
+
+func finish(t *testing.T, f *backfillFixture, name string, cond batchv1.JobConditionType) {
+	t.Helper()
+	j, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue}}
+	if _, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).UpdateStatus(context.Background(), j, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Backfill over three hours before the CronJob's creation, one of them
+// run already: it becomes the CronJob's dependent, creates the other two
+// as the CronJob would name them, one at a time, skips the run, and
+// completes when its Jobs finish.
+func TestBackfillSync(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	run := newJob(at(-4*time.Hour), succeeded)
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-2*time.Hour), 1), run)
+
+	bf := f.sync()
+	if got, want := f.createdJobs(), []string{jobName(at(-5 * time.Hour))}; !slices.Equal(got, want) {
+		t.Fatalf("first sync created %v, want %v", got, want)
+	}
+	if len(bf.OwnerReferences) != 1 || bf.OwnerReferences[0].UID != cj.UID || ptr.Deref(bf.OwnerReferences[0].Controller, false) {
+		t.Errorf("Backfill owner references %+v, want the CronJob, not as controller", bf.OwnerReferences)
+	}
+	made, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(context.Background(), jobName(at(-5*time.Hour)), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(made); ref == nil || ref.Kind != "Backfill" || ref.UID != "bf-uid" || len(made.Finalizers) != 0 {
+		t.Errorf("backfilled Job: controller %+v, finalizers %v; want the Backfill, none", ref, made.Finalizers)
+	}
+	if bf.Status.Total != 3 || bf.Status.Created != 1 || len(bf.Status.Active) != 1 {
+		t.Errorf("status after the first sync: %+v", bf.Status)
+	}
+
+	// maxConcurrent 1: nothing more while the first runs.
+	if f.sync(); len(f.createdJobs()) != 0 {
+		t.Fatalf("created %v while maxConcurrent Jobs run", f.createdJobs())
+	}
+	finish(t, f, jobName(at(-5*time.Hour)), batchv1.JobComplete)
+	bf = f.sync()
+	if got, want := f.createdJobs(), []string{jobName(at(-3 * time.Hour))}; !slices.Equal(got, want) {
+		t.Fatalf("after the first finished, created %v, want %v (the run at -4h skipped); status %+v", got, want, bf.Status)
+	}
+	if bf.Status.Skipped != 1 || bf.Status.Succeeded != 1 || bf.Status.Created != 2 {
+		t.Errorf("status: %+v", bf.Status)
+	}
+	finish(t, f, jobName(at(-3*time.Hour)), batchv1.JobFailed)
+	bf = f.sync()
+	if !meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete) || bf.Status.Failed != 1 {
+		t.Errorf("not complete after its last Job failed: %+v", bf.Status)
+	}
+	if n := len(f.recorder.Events); n == 0 {
+		t.Error("no Events emitted")
+	}
+}
+
+// A name taken by a Job the cache does not show yet: the create answers
+// AlreadyExists, and the time is skipped and counted, not created twice.
+func TestBackfillNameTakenMeanwhile(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1))
+	if _, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Create(context.Background(), newJob(at(-5*time.Hour), running), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bf := f.sync()
+	if bf.Status.Skipped != 1 || bf.Status.Created != 0 || len(bf.Status.Active) != 0 ||
+		!meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete) {
+		t.Errorf("status %+v, want one time skipped and complete", bf.Status)
+	}
+}
+
+// Without its CronJob a Backfill creates nothing and says why.
+func TestBackfillWithoutCronJob(t *testing.T) {
+	f := newBackfillFixture(t, at(0), nil, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1))
+	bf := f.sync()
+	c := meta.FindStatusCondition(bf.Status.Conditions, cronv1.ConditionBackfillComplete)
+	if len(f.createdJobs()) != 0 || c == nil || c.Reason != backfill.ReasonCronJobNotFound {
+		t.Errorf("created %v, condition %+v", f.createdJobs(), c)
+	}
+}

@@ -1,0 +1,375 @@
+// Package backfill decides what one sync of a Backfill does. Decide is a
+// pure function of the Backfill, its CronJob, the Jobs that hold the names
+// of the range's times and the clock; the controller carries the plan out
+// and reports each create's outcome back through the Plan's methods.
+//
+// The rules:
+//   - a Backfill's Jobs are named as the CronJob's scheduled runs are
+//     (job.Name): the name is the lock, so a time never gets two Jobs; a
+//     time whose name a Job already holds is skipped and counted;
+//   - a time is backfilled only once the CronJob is past it
+//     (planner.SettledUntil: its last started or missed run, or its
+//     creation). The CronJob's planner never starts such a time, so the two
+//     never race for one; later times, the future ones among them, wait
+//     until the CronJob has passed them (run: skipped; missed: backfilled);
+//   - the Jobs are controlled by the Backfill, not the CronJob: the
+//     CronJob's concurrency policy, history limits and status ignore them,
+//     and they carry no run-record finalizer (the Backfill's status,
+//     lastHandledTime, is their record);
+//   - times are handled oldest first, at most maxConcurrent Jobs active;
+//   - a range naming more than cronv1.MaxBackfillTimes times is refused;
+//   - a missing CronJob (or one being deleted, or a new one of the same
+//     name) stops the Backfill; the Backfill is owned by its CronJob, so
+//     the garbage collector removes it, and its Jobs, with the CronJob.
+package backfill
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// Event and condition reasons.
+const (
+	ReasonSuccessfulCreate  = "SuccessfulCreate"
+	ReasonJobExists         = "JobExists"
+	ReasonFailedCreate      = "FailedCreate"
+	ReasonCompleted         = "Completed"
+	ReasonCronJobNotFound   = "CronJobNotFound"
+	ReasonInvalidSchedule   = "InvalidSchedule"
+	ReasonTooManyTimes      = "TooManyTimes"
+	ReasonSuspended         = "Suspended"
+	ReasonWaitingForCronJob = "WaitingForCronJob"
+	ReasonRunning           = "Running"
+)
+
+var backfillKind = cronv1.SchemeGroupVersion.WithKind("Backfill")
+var cronJobKind = cronv1.SchemeGroupVersion.WithKind("CronJob")
+
+// Job is what the decision reads of a Job.
+type Job interface {
+	metav1.Object
+	Finished() batchv1.JobConditionType
+}
+
+// Input is everything a decision depends on.
+type Input struct {
+	// Backfill is read, never changed.
+	Backfill *cronv1.Backfill
+	// CronJob is the one spec.cronJobName names; nil when there is none.
+	CronJob *cronv1.CronJob
+	// Job returns the Job of that name in the Backfill's namespace, as the
+	// controller knows it.
+	Job func(name string) (Job, bool)
+	// Gone holds the UIDs of Jobs in status.active the API server said no
+	// longer exist.
+	Gone map[types.UID]bool
+	// Now is the controller's clock.
+	Now time.Time
+}
+
+// Create is a Job to create, for the run scheduled at Time.
+type Create struct {
+	Job  *batchv1.Job
+	Time time.Time
+}
+
+// Event is a Kubernetes Event to emit about the Backfill.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// Plan is the decision of one sync, and the record of carrying it out.
+type Plan struct {
+	// Status is the status to write.
+	Status cronv1.BackfillStatus
+	// Owner, when set, is the reference to the CronJob to add to the
+	// Backfill's ownerReferences before anything is created.
+	Owner *metav1.OwnerReference
+	// Creates are made in order; the first that fails ends the sync's
+	// creates, so times are handled oldest first.
+	Creates []Create
+	// Events to emit, in order.
+	Events []Event
+
+	bf   *cronv1.Backfill
+	now  time.Time
+	last time.Time // the newest time of the range; zero for none
+}
+
+// Decide plans what a sync of in.Backfill does at in.Now.
+func Decide(in Input) *Plan {
+	bf := in.Backfill
+	p := &Plan{Status: *bf.Status.DeepCopy(), bf: bf, now: in.Now}
+	p.Status.ObservedGeneration = bf.Generation
+	p.reconcileActive(in)
+
+	cj := in.CronJob
+	if cj == nil || cj.DeletionTimestamp != nil || ownerGone(bf, cj) {
+		p.incomplete(ReasonCronJobNotFound, fmt.Sprintf("CronJob %s does not exist: the Backfill creates nothing", bf.Spec.CronJobName))
+		return p
+	}
+	if !ownedBy(bf, cj) {
+		p.Owner = metav1.NewControllerRef(cj, cronJobKind)
+		// Not the controller: a CronJob controls Jobs, not Backfills.
+		p.Owner.Controller = nil
+		p.Owner.BlockOwnerDeletion = nil
+	}
+	sched, err := parse(cj)
+	if err != nil {
+		p.incomplete(ReasonInvalidSchedule, err.Error())
+		return p
+	}
+	times, ok := Times(sched, bf.Spec.Start.Time, bf.Spec.End.Time, cronv1.MaxBackfillTimes)
+	if !ok {
+		p.Status.Total = 0
+		p.incomplete(ReasonTooManyTimes, fmt.Sprintf("the schedule names more than %d times in [%s, %s): split the range",
+			cronv1.MaxBackfillTimes, formatTime(bf.Spec.Start.Time), formatTime(bf.Spec.End.Time)))
+		return p
+	}
+	p.Status.Total = int32(len(times))
+	if len(times) > 0 {
+		p.last = times[len(times)-1]
+	}
+	p.walk(in, cj, sched, times)
+	p.conclude(cj)
+	return p
+}
+
+// parse reads the CronJob's schedule as the CronJob's planner does: H
+// resolved with the CronJob's own seed, in its time zone.
+func parse(cj *cronv1.CronJob) (*schedule.Schedule, error) {
+	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
+	if err != nil {
+		return nil, err
+	}
+	return schedule.Parse(resolved, cj.Spec.TimeZone)
+}
+
+// Times returns the times sched names in [start, end), oldest first, and
+// false when there are more than limit. An @every schedule names no time of
+// its own (a CronJob's grid starts at its creation): here its times are
+// start, to the second, and every interval after it.
+func Times(sched *schedule.Schedule, start, end time.Time, limit int) ([]time.Time, bool) {
+	next := sched.Next
+	first := sched.Next(start.Add(-time.Nanosecond))
+	if every, ok := sched.Every(); ok {
+		next = func(t time.Time) time.Time { return t.Add(every) }
+		first = start.Truncate(time.Second)
+		if first.Before(start) {
+			first = first.Add(time.Second)
+		}
+	}
+	var times []time.Time
+	for t := first; !t.IsZero() && t.Before(end); t = next(t) {
+		if len(times) == limit {
+			return nil, false
+		}
+		times = append(times, t)
+	}
+	return times, true
+}
+
+// reconcileActive counts the created Jobs that finished, or went away
+// before they did, and drops them from status.active.
+func (p *Plan) reconcileActive(in Input) {
+	st := &p.Status
+	kept := st.Active[:0:0]
+	for _, ref := range st.Active {
+		j, found := in.Job(ref.Name)
+		switch {
+		case found && j.GetUID() == ref.UID && j.Finished() == batchv1.JobComplete:
+			st.Succeeded++
+		case found && j.GetUID() == ref.UID && j.Finished() == batchv1.JobFailed:
+			st.Failed++
+		case found && j.GetUID() == ref.UID && j.GetDeletionTimestamp() != nil,
+			(!found || j.GetUID() != ref.UID) && in.Gone[ref.UID]:
+			st.Failed++
+		default:
+			kept = append(kept, ref)
+		}
+	}
+	st.Active = kept
+}
+
+// walk handles the times after lastHandledTime, oldest first: a time whose
+// name a Job holds is skipped (or, if the Job is this Backfill's, made
+// before a status write was lost, counted as created); the others are
+// created while the CronJob is past them and maxConcurrent allows. A time
+// with a Job after a planned create waits for the next sync, so
+// lastHandledTime only ever moves past times whose outcome is known.
+func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, times []time.Time) {
+	st := &p.Status
+	settled := planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)
+	limit := int(ptr.Deref(p.bf.Spec.MaxConcurrent, 1))
+	suspended := ptr.Deref(p.bf.Spec.Suspend, false)
+	for _, t := range times {
+		if st.LastHandledTime != nil && !t.After(st.LastHandledTime.Time) {
+			continue
+		}
+		name := job.Name(cj.Name, t)
+		if j, found := in.Job(name); found {
+			if len(p.Creates) > 0 {
+				return
+			}
+			p.exists(t, j, ours(j, p.bf))
+			continue
+		}
+		if suspended || len(st.Active)+len(p.Creates) >= limit || t.After(settled) || t.After(in.Now) {
+			return
+		}
+		p.Creates = append(p.Creates, Create{Job: p.newJob(cj, sched, t), Time: t})
+	}
+}
+
+// newJob is the CronJob's Job for t, as its planner would make it, but
+// controlled by the Backfill and without the run-record finalizer.
+func (p *Plan) newJob(cj *cronv1.CronJob, sched *schedule.Schedule, t time.Time) *batchv1.Job {
+	j := job.New(cj, t, sched.Location())
+	j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(p.bf, backfillKind)}
+	j.Finalizers = nil
+	if j.Labels == nil {
+		j.Labels = map[string]string{}
+	}
+	j.Labels[cronv1.BackfillLabel] = p.bf.Name
+	return j
+}
+
+// exists records a time whose Job already exists: skipped, or this
+// Backfill's own (counted as created).
+func (p *Plan) exists(t time.Time, j Job, ours bool) {
+	st := &p.Status
+	st.LastHandledTime = &metav1.Time{Time: t}
+	if !ours {
+		st.Skipped++
+		p.event(corev1.EventTypeNormal, ReasonJobExists, "Skipped %s: job %s exists", formatTime(t), j.GetName())
+		return
+	}
+	st.Created++
+	switch {
+	case j.Finished() == batchv1.JobComplete:
+		st.Succeeded++
+	case j.Finished() == batchv1.JobFailed || j.GetDeletionTimestamp() != nil:
+		st.Failed++
+	case j.GetUID() != "" && !activeHas(st.Active, j.GetUID()):
+		st.Active = append(st.Active, job.Ref(j))
+	}
+}
+
+// Created reports c's Job made, as j.
+func (p *Plan) Created(c Create, j metav1.Object) {
+	p.Status.Created++
+	p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
+	p.Status.Active = append(p.Status.Active, job.Ref(j))
+	p.event(corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s for %s", j.GetName(), formatTime(c.Time))
+	p.conclude(nil)
+}
+
+// Exists reports that c's name was taken when it was created: by j, or by
+// an unknown Job when j is nil (it could not be read).
+func (p *Plan) Exists(c Create, j Job) {
+	if j == nil {
+		p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
+		p.Status.Skipped++
+		p.event(corev1.EventTypeNormal, ReasonJobExists, "Skipped %s: job %s exists", formatTime(c.Time), c.Job.Name)
+	} else {
+		p.exists(c.Time, j, ours(j, p.bf))
+	}
+	p.conclude(nil)
+}
+
+// CreateFailed reports c's create failed; later creates are not made.
+func (p *Plan) CreateFailed(c Create, err error) {
+	p.event(corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job for %s: %v", formatTime(c.Time), err)
+}
+
+// conclude sets the Complete condition from the progress. cj is nil when
+// called for an outcome: the reason for waiting stays as decided.
+func (p *Plan) conclude(cj *cronv1.CronJob) {
+	st := &p.Status
+	done := p.last.IsZero() || (st.LastHandledTime != nil && !st.LastHandledTime.Time.Before(p.last))
+	switch {
+	case done && len(st.Active) == 0:
+		msg := fmt.Sprintf("%d times: %d created (%d succeeded, %d failed), %d skipped", st.Total, st.Created, st.Succeeded, st.Failed, st.Skipped)
+		if p.setCondition(metav1.ConditionTrue, ReasonCompleted, msg) {
+			p.event(corev1.EventTypeNormal, ReasonCompleted, "Backfill complete: %s", msg)
+		}
+	case cj == nil:
+	case ptr.Deref(p.bf.Spec.Suspend, false) && !done:
+		p.incomplete(ReasonSuspended, "spec.suspend is true: no Job is created")
+	case !done && len(p.Creates) == 0 && len(st.Active) == 0:
+		p.incomplete(ReasonWaitingForCronJob, fmt.Sprintf("waiting for CronJob %s to pass the next time of the range (it is settled until %s)",
+			cj.Name, formatTime(planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status))))
+	default:
+		p.incomplete(ReasonRunning, "")
+	}
+}
+
+func (p *Plan) incomplete(reason, message string) {
+	p.setCondition(metav1.ConditionFalse, reason, message)
+}
+
+// setCondition reports whether the condition's status changed.
+func (p *Plan) setCondition(status metav1.ConditionStatus, reason, message string) bool {
+	old := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionBackfillComplete)
+	changed := old == nil || old.Status != status
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+		Type: cronv1.ConditionBackfillComplete, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: p.bf.Generation, LastTransitionTime: metav1.NewTime(p.now),
+	})
+	return changed
+}
+
+func (p *Plan) event(eventType, reason, format string, args ...any) {
+	p.Events = append(p.Events, Event{Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// ownedBy reports whether bf already names cj (this very object) as owner.
+func ownedBy(bf *cronv1.Backfill, cj *cronv1.CronJob) bool {
+	for _, ref := range bf.OwnerReferences {
+		if ref.UID == cj.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerGone reports bf owned by an earlier CronJob of cj's name: that one
+// is gone (the garbage collector is about to remove bf), and a new CronJob
+// of the same name is not the one the Backfill was for.
+func ownerGone(bf *cronv1.Backfill, cj *cronv1.CronJob) bool {
+	for _, ref := range bf.OwnerReferences {
+		if ref.Kind == cronJobKind.Kind && ref.APIVersion == cronJobKind.GroupVersion().String() && ref.UID != cj.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// ours reports whether j is controlled by the Backfill bf.
+func ours(j metav1.Object, bf *cronv1.Backfill) bool {
+	ref := metav1.GetControllerOfNoCopy(j)
+	return ref != nil && ref.Kind == backfillKind.Kind && ref.UID == bf.UID
+}
+
+func activeHas(active []corev1.ObjectReference, uid types.UID) bool {
+	for _, ref := range active {
+		if ref.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

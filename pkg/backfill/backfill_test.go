@@ -1,0 +1,382 @@
+package backfill
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func hour(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+
+// testJob is a Job as the decision reads it.
+type testJob struct {
+	metav1.ObjectMeta
+	finished batchv1.JobConditionType
+}
+
+func (j *testJob) Finished() batchv1.JobConditionType { return j.finished }
+
+func cronJob(created time.Time, lastSchedule *time.Time) *cronv1.CronJob {
+	cj := &cronv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid", CreationTimestamp: metav1.NewTime(created)},
+		Spec:       cronv1.CronJobSpec{Schedule: "0 * * * *", TimeZone: ptr.To("UTC")},
+	}
+	if lastSchedule != nil {
+		cj.Status.LastScheduleTime = &metav1.Time{Time: *lastSchedule}
+	}
+	return cj
+}
+
+func backfillOf(start, end time.Time, max int32) *cronv1.Backfill {
+	return &cronv1.Backfill{
+		ObjectMeta: metav1.ObjectMeta{Name: "bf", Namespace: "ns", UID: "bf-uid",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tutorial.kubebuilder.io/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid"}}},
+		Spec: cronv1.BackfillSpec{CronJobName: "cj", Start: metav1.NewTime(start), End: metav1.NewTime(end), MaxConcurrent: ptr.To(max)},
+	}
+}
+
+// scheduledJob is the CronJob's own Job of t; backfillJob a Job of bf.
+func scheduledJob(t time.Time) *testJob {
+	return &testJob{ObjectMeta: metav1.ObjectMeta{Name: job.Name("cj", t), UID: types.UID("s-" + t.Format("15")),
+		OwnerReferences: []metav1.OwnerReference{{Kind: "CronJob", UID: "cj-uid", Controller: ptr.To(true)}}}}
+}
+
+func backfillJob(t time.Time, finished batchv1.JobConditionType) *testJob {
+	return &testJob{ObjectMeta: metav1.ObjectMeta{Name: job.Name("cj", t), UID: types.UID("b-" + t.Format("15")),
+		OwnerReferences: []metav1.OwnerReference{{Kind: "Backfill", UID: "bf-uid", Controller: ptr.To(true)}}}, finished: finished}
+}
+
+func lookup(jobs ...*testJob) func(string) (Job, bool) {
+	return func(name string) (Job, bool) {
+		for _, j := range jobs {
+			if j.Name == name {
+				return j, true
+			}
+		}
+		return nil, false
+	}
+}
+
+func createdTimes(p *Plan) []time.Time {
+	var ts []time.Time
+	for _, c := range p.Creates {
+		ts = append(ts, c.Time)
+	}
+	return ts
+}
+
+func TestDecide(t *testing.T) {
+	last := hour(10)
+	type want struct {
+		creates                             []time.Time
+		total, created, skipped, succ, fail int32
+		active                              int
+		reason                              string
+		complete                            bool
+	}
+	cases := []struct {
+		name string
+		bf   func() *cronv1.Backfill
+		cj   *cronv1.CronJob
+		jobs []*testJob
+		gone map[types.UID]bool
+		now  time.Time
+		want want
+	}{{
+		name: "creates the oldest times first, at most maxConcurrent",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(5), 2) },
+		cj:   cronJob(hour(-1), &last), now: hour(10),
+		want: want{creates: []time.Time{hour(1), hour(2)}, total: 4, reason: ReasonRunning},
+	}, {
+		name: "a time whose Job exists is skipped and counted",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(4), 2) },
+		cj:   cronJob(hour(-1), &last), jobs: []*testJob{scheduledJob(hour(1))}, now: hour(10),
+		want: want{creates: []time.Time{hour(2), hour(3)}, total: 3, skipped: 1, reason: ReasonRunning},
+	}, {
+		name: "an existing Job after a planned create waits for the next sync",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(4), 3) },
+		cj:   cronJob(hour(-1), &last), jobs: []*testJob{scheduledJob(hour(2))}, now: hour(10),
+		want: want{creates: []time.Time{hour(1)}, total: 3, reason: ReasonRunning},
+	}, {
+		name: "no create while maxConcurrent Jobs are active",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(1), hour(4), 1)
+			bf.Status = cronv1.BackfillStatus{Created: 1, LastHandledTime: &metav1.Time{Time: hour(1)},
+				Active: []corev1.ObjectReference{{Name: job.Name("cj", hour(1)), UID: "b-01"}}}
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), jobs: []*testJob{backfillJob(hour(1), "")}, now: hour(10),
+		want: want{total: 3, created: 1, active: 1, reason: ReasonRunning},
+	}, {
+		name: "a finished Job frees its place for the next time",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(1), hour(4), 1)
+			bf.Status = cronv1.BackfillStatus{Created: 1, LastHandledTime: &metav1.Time{Time: hour(1)},
+				Active: []corev1.ObjectReference{{Name: job.Name("cj", hour(1)), UID: "b-01"}}}
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), jobs: []*testJob{backfillJob(hour(1), batchv1.JobComplete)}, now: hour(10),
+		want: want{creates: []time.Time{hour(2)}, total: 3, created: 1, succ: 1, reason: ReasonRunning},
+	}, {
+		name: "an active Job the API server says is gone counts as failed",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(1), hour(2), 1)
+			bf.Status = cronv1.BackfillStatus{Created: 1, LastHandledTime: &metav1.Time{Time: hour(1)},
+				Active: []corev1.ObjectReference{{Name: job.Name("cj", hour(1)), UID: "b-01"}}}
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), gone: map[types.UID]bool{"b-01": true}, now: hour(10),
+		want: want{total: 1, created: 1, fail: 1, reason: ReasonCompleted, complete: true},
+	}, {
+		name: "an active Job missing from the cache but not known gone stays active",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(1), hour(2), 1)
+			bf.Status = cronv1.BackfillStatus{Created: 1, LastHandledTime: &metav1.Time{Time: hour(1)},
+				Active: []corev1.ObjectReference{{Name: job.Name("cj", hour(1)), UID: "b-01"}}}
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), now: hour(10),
+		want: want{total: 1, created: 1, active: 1, reason: ReasonRunning},
+	}, {
+		name: "its own Job made before a lost status write counts as created, not skipped",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(3), 1) },
+		cj:   cronJob(hour(-1), &last), jobs: []*testJob{backfillJob(hour(1), "")}, now: hour(10),
+		want: want{total: 2, created: 1, active: 1, reason: ReasonRunning},
+	}, {
+		name: "times the CronJob has not passed wait for it (the future among them)",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(8), hour(14), 10) },
+		cj:   cronJob(hour(-1), &last), jobs: []*testJob{scheduledJob(hour(10))}, now: hour(11).Add(30 * time.Minute),
+		want: want{creates: []time.Time{hour(8), hour(9)}, total: 6, reason: ReasonRunning},
+	}, {
+		name: "waiting with nothing to do says so",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(9), hour(14), 10)
+			bf.Status = cronv1.BackfillStatus{LastHandledTime: &metav1.Time{Time: hour(10)}}
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), now: hour(11).Add(30 * time.Minute),
+		want: want{total: 5, reason: ReasonWaitingForCronJob},
+	}, {
+		name: "a CronJob created after the range: every time is backfilled",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(3), 5) },
+		cj:   cronJob(hour(5), nil), now: hour(5).Add(time.Minute),
+		want: want{creates: []time.Time{hour(1), hour(2)}, total: 2, reason: ReasonRunning},
+	}, {
+		name: "times the CronJob missed are backfilled",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(10), hour(13), 5) },
+		cj: func() *cronv1.CronJob {
+			cj := cronJob(hour(-1), &last)
+			cj.Status.MissedRuns = []cronv1.MissedRuns{{Reason: cronv1.MissedConcurrencyForbidden, Count: 2, LastTime: metav1.NewTime(hour(12))}}
+			return cj
+		}(), jobs: []*testJob{scheduledJob(hour(10))}, now: hour(12).Add(time.Minute),
+		want: want{creates: []time.Time{hour(11), hour(12)}, total: 3, skipped: 1, reason: ReasonRunning},
+	}, {
+		name: "suspended: nothing created",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(1), hour(3), 5)
+			bf.Spec.Suspend = ptr.To(true)
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), now: hour(10),
+		want: want{total: 2, reason: ReasonSuspended},
+	}, {
+		name: "no CronJob: nothing created",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(3), 5) },
+		now:  hour(10),
+		want: want{reason: ReasonCronJobNotFound},
+	}, {
+		name: "a new CronJob of the same name is not the Backfill's",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(3), 5) },
+		cj: func() *cronv1.CronJob {
+			cj := cronJob(hour(-1), &last)
+			cj.UID = "other"
+			return cj
+		}(), now: hour(10),
+		want: want{reason: ReasonCronJobNotFound},
+	}, {
+		name: "more times than the cap: refused before any Job",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(-24*365), hour(0), 5) },
+		cj:   cronJob(hour(1), nil), now: hour(10),
+		want: want{reason: ReasonTooManyTimes},
+	}, {
+		name: "an unusable schedule: nothing created",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1), hour(3), 5) },
+		cj: func() *cronv1.CronJob {
+			cj := cronJob(hour(-1), &last)
+			cj.Spec.TimeZone = ptr.To("Nowhere/Nothing")
+			return cj
+		}(), now: hour(10),
+		want: want{reason: ReasonInvalidSchedule},
+	}, {
+		name: "all handled and none active: complete",
+		bf: func() *cronv1.Backfill {
+			bf := backfillOf(hour(1), hour(3), 1)
+			bf.Status = cronv1.BackfillStatus{Created: 2, Succeeded: 1, LastHandledTime: &metav1.Time{Time: hour(2)},
+				Active: []corev1.ObjectReference{{Name: job.Name("cj", hour(2)), UID: "b-02"}}}
+			return bf
+		},
+		cj: cronJob(hour(-1), &last), jobs: []*testJob{backfillJob(hour(2), batchv1.JobFailed)}, now: hour(10),
+		want: want{total: 2, created: 2, succ: 1, fail: 1, reason: ReasonCompleted, complete: true},
+	}, {
+		name: "a range the schedule names no time in is complete at once",
+		bf:   func() *cronv1.Backfill { return backfillOf(hour(1).Add(time.Minute), hour(1).Add(2*time.Minute), 1) },
+		cj:   cronJob(hour(-1), &last), now: hour(10),
+		want: want{reason: ReasonCompleted, complete: true},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bf := tc.bf()
+			p := Decide(Input{Backfill: bf, CronJob: tc.cj, Job: lookup(tc.jobs...), Gone: tc.gone, Now: tc.now})
+			got := createdTimes(p)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want.creates) {
+				t.Errorf("creates %v, want %v", got, tc.want.creates)
+			}
+			st := p.Status
+			if st.Total != tc.want.total || st.Created != tc.want.created || st.Skipped != tc.want.skipped ||
+				st.Succeeded != tc.want.succ || st.Failed != tc.want.fail || len(st.Active) != tc.want.active {
+				t.Errorf("status total/created/skipped/succeeded/failed/active = %d/%d/%d/%d/%d/%d, want %d/%d/%d/%d/%d/%d",
+					st.Total, st.Created, st.Skipped, st.Succeeded, st.Failed, len(st.Active),
+					tc.want.total, tc.want.created, tc.want.skipped, tc.want.succ, tc.want.fail, tc.want.active)
+			}
+			c := meta.FindStatusCondition(st.Conditions, cronv1.ConditionBackfillComplete)
+			if c == nil || c.Reason != tc.want.reason || (c.Status == metav1.ConditionTrue) != tc.want.complete {
+				t.Errorf("Complete condition %+v, want reason %s, complete %v", c, tc.want.reason, tc.want.complete)
+			}
+			for _, cr := range p.Creates {
+				if cr.Job.Name != job.Name("cj", cr.Time) || !ours(cr.Job, bf) || len(cr.Job.Finalizers) != 0 ||
+					cr.Job.Labels[cronv1.BackfillLabel] != "bf" {
+					t.Errorf("Job %s: not named as the scheduled run, not controlled by the Backfill, or with a finalizer: %+v", cr.Job.Name, cr.Job.ObjectMeta)
+				}
+				if at, _ := job.ScheduledAt(cr.Job); !at.Equal(cr.Time) {
+					t.Errorf("Job %s scheduled-at %v, want %v", cr.Job.Name, at, cr.Time)
+				}
+			}
+		})
+	}
+}
+
+// Times in the range follow the CronJob's schedule: H resolved with the
+// CronJob's seed, read in its time zone; @every from the range's start.
+func TestTimes(t *testing.T) {
+	berlin := cronJob(hour(-1), nil)
+	berlin.Spec.Schedule, berlin.Spec.TimeZone = "0 9 * * *", ptr.To("Europe/Berlin")
+	hashed := cronJob(hour(-1), nil)
+	hashed.Spec.Schedule = "H * * * *"
+	every := cronJob(hour(-1), nil)
+	every.Spec.Schedule = "@every 90m"
+	minute := func(cj *cronv1.CronJob) int {
+		s, err := parse(cj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Next(t0).Minute()
+	}
+	for _, tc := range []struct {
+		name       string
+		cj         *cronv1.CronJob
+		start, end time.Time
+		want       []time.Time
+	}{
+		{"in the CronJob's zone", berlin, t0, t0.Add(48 * time.Hour), []time.Time{hour(8), hour(32)}},
+		{"H as the CronJob resolves it", hashed, t0, hour(2), []time.Time{t0.Add(time.Duration(minute(hashed)) * time.Minute), hour(1).Add(time.Duration(minute(hashed)) * time.Minute)}},
+		{"@every from the start", every, t0.Add(500 * time.Millisecond), hour(4), []time.Time{t0.Add(time.Second), t0.Add(90*time.Minute + time.Second), t0.Add(180*time.Minute + time.Second)}},
+		{"start included, end excluded", cronJob(hour(-1), nil), hour(1), hour(3), []time.Time{hour(1), hour(2)}},
+	} {
+		s, err := parse(tc.cj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Times(s, tc.start, tc.end, 100)
+		if !ok || !slices.EqualFunc(got, tc.want, time.Time.Equal) {
+			t.Errorf("%s: %v (%v), want %v", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
+// The outcomes of creates move the progress: created, or skipped when the
+// name was taken meanwhile (the create answered AlreadyExists).
+func TestOutcomes(t *testing.T) {
+	last := hour(10)
+	bf := backfillOf(hour(1), hour(3), 2)
+	p := Decide(Input{Backfill: bf, CronJob: cronJob(hour(-1), &last), Job: lookup(), Now: hour(10)})
+	if len(p.Creates) != 2 {
+		t.Fatalf("creates %v", createdTimes(p))
+	}
+	made := p.Creates[0].Job.DeepCopy()
+	made.UID = "b-01"
+	p.Created(p.Creates[0], made)
+	p.Exists(p.Creates[1], scheduledJob(hour(2)))
+	st := p.Status
+	if st.Created != 1 || st.Skipped != 1 || len(st.Active) != 1 || !st.LastHandledTime.Time.Equal(hour(2)) {
+		t.Errorf("status %+v", st)
+	}
+	// The Job finishes: complete.
+	bf.Status = st
+	done := backfillJob(hour(1), batchv1.JobComplete)
+	p = Decide(Input{Backfill: bf, CronJob: cronJob(hour(-1), &last), Job: lookup(done), Now: hour(11)})
+	if !meta.IsStatusConditionTrue(p.Status.Conditions, cronv1.ConditionBackfillComplete) || p.Status.Succeeded != 1 {
+		t.Errorf("not complete after the last Job succeeded: %+v", p.Status)
+	}
+	if len(p.Events) == 0 || p.Events[len(p.Events)-1].Reason != ReasonCompleted {
+		t.Errorf("no Completed event: %+v", p.Events)
+	}
+}
+
+// The Backfill and the CronJob's planner never plan a Job for the same time:
+// for every CronJob state on a walk of the clock, the times the Backfill
+// would create and those the planner would create are disjoint. (The Name is
+// the lock besides; this is why the lock never refuses either of them.)
+func TestNeverRacesThePlanner(t *testing.T) {
+	for _, policy := range []cronv1.CatchUpPolicy{cronv1.CatchUpLatest, cronv1.CatchUpAll} {
+		cj := cronJob(hour(0), nil)
+		cj.Spec.CatchUpPolicy = policy
+		cj.Spec.CatchUpLimit = ptr.To(int32(3))
+		bf := backfillOf(hour(-5), hour(20), 100)
+		var jobs []planner.Job
+		var ours, theirs int
+		for now := hour(0); now.Before(hour(22)); now = now.Add(37 * time.Minute) {
+			plan := planner.Decide(planner.Input{CronJob: cj, Jobs: jobs, Now: now})
+			bplan := Decide(Input{Backfill: bf, CronJob: cj, Job: lookup(), Now: now})
+			ours, theirs = ours+len(bplan.Creates), theirs+len(plan.Creates)
+			mine := map[time.Time]bool{}
+			for _, c := range bplan.Creates {
+				mine[c.Time] = true
+			}
+			for _, c := range plan.Creates {
+				if !c.Manual && mine[c.Time] {
+					t.Fatalf("%s at %v: both plan a Job for %v", policy, now, c.Time)
+				}
+			}
+			// The planner's runs start (the Backfill's are left out, as
+			// the CronJob's planner never sees them); every other status
+			// change is kept.
+			for i, c := range plan.Creates {
+				made := c.Job.DeepCopy()
+				made.UID = types.UID(fmt.Sprintf("%v-%d", now.Unix(), i))
+				j := slim.NewJob(made)
+				jobs = append(jobs, j)
+				plan.Started(c, j, true)
+			}
+			cj = cj.DeepCopy()
+			cj.Status = plan.Status
+		}
+		if ours == 0 || theirs == 0 {
+			t.Errorf("%s: the walk planned %d backfill and %d scheduled creates; both should plan some", policy, ours, theirs)
+		}
+	}
+}
