@@ -1,7 +1,9 @@
 // Command loadbench measures how late Jobs start when N CronJobs are all due
 // the same minute, on the embedded control plane, for this controller, for
 // kube-controller-manager's CronJob controller, and for a floor: a plain
-// client creating the same N Jobs as fast as it may.
+// client creating the same N Jobs as fast as the API server takes them (no
+// client-side limit: the physical floor), and the same client held to the
+// controllers' client limit (QPS and burst -qps).
 //
 //	go run ./hack/loadbench -n 500,2000 -repeats 3 -qps 500
 //
@@ -78,6 +80,9 @@ type variant struct {
 	// pprofAddr, when set, serves the controller's /debug/pprof: each run
 	// saves a CPU profile of the firing.
 	pprofAddr string
+	// floor, for a floor variant (start nil), is the plain client that
+	// creates the Jobs.
+	floor kubernetes.Interface
 }
 
 // profileDir is where CPU profiles of the firings go (-profile).
@@ -160,6 +165,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: "kube-controller-manager, QPS " + q, builtin: true, start: func(kc string) (*exec.Cmd, error) {
 			return startKCM(bins.ControllerManager, kc, "--kube-api-qps="+q, "--kube-api-burst="+q)
 		}},
+		{name: "floor: plain client, no client limit"},
 		{name: "floor: plain client, QPS " + q},
 	}
 	if only != "" {
@@ -173,11 +179,26 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	if err != nil {
 		return err
 	}
-	// The floor's client is limited like the controllers' at -qps.
+	// The floors speak protobuf, like the controllers for Jobs. The
+	// physical one has no client-side limit (a negative QPS: no rate
+	// limiter), so only the API server paces it; the other is limited like
+	// the controllers' "at equal QPS" variants.
 	floorCfg := rest.CopyConfig(cfg)
-	floorCfg.QPS, floorCfg.Burst = float32(qps), qps
 	floorCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	floorKube := kubernetes.NewForConfigOrDie(floorCfg)
+	floorCfg.QPS, floorCfg.Burst = -1, 0
+	unlimitedFloor := kubernetes.NewForConfigOrDie(floorCfg)
+	floorCfg = rest.CopyConfig(floorCfg)
+	floorCfg.QPS, floorCfg.Burst = float32(qps), qps
+	limitedFloor := kubernetes.NewForConfigOrDie(floorCfg)
+	for i := range variants {
+		switch {
+		case variants[i].start != nil:
+		case strings.Contains(variants[i].name, "no client limit"):
+			variants[i].floor = unlimitedFloor
+		default:
+			variants[i].floor = limitedFloor
+		}
+	}
 	cfg.QPS, cfg.Burst = 5000, 5000
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	cron := clientset.NewForConfigOrDie(cfg)
@@ -215,7 +236,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 			var runs []result
 			for i := range repeats {
 				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d of %d\n", v.name, n, i+1, repeats)
-				r, err := runOnce(ctx, cluster, kube, floorKube, cron, v, n)
+				r, err := runOnce(ctx, cluster, kube, cron, v, n)
 				if err != nil {
 					return err
 				}
@@ -270,7 +291,7 @@ func startKCM(path, kubeconfig string, extra ...string) (*exec.Cmd, error) {
 }
 
 // runOnce is one run of one variant: see the package comment.
-func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube kubernetes.Interface, cron clientset.Interface, v variant, n int) (result, error) {
+func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes.Interface, cron clientset.Interface, v variant, n int) (result, error) {
 	r := result{Variant: v.name, N: n}
 	ns := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -349,7 +370,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 		}()
 	}
 	if v.start == nil {
-		go floor(ctx, floorKube, ns, n, due)
+		go floor(ctx, v.floor, ns, n, due)
 	}
 
 	seen := map[string]time.Time{}
@@ -508,8 +529,8 @@ func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.T
 // as this controller's default workers.
 const floorConcurrency = 20
 
-// floor creates n Jobs at due as fast as the API server and a client
-// limited like the controllers (QPS and burst qps, protobuf) allow.
+// floor creates n Jobs at due as fast as the API server and kube's client
+// limits (none, or QPS and burst -qps) allow.
 func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time) {
 	// Connect before the minute, as a controller's informers have.
 	_, _ = kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
