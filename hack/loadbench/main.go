@@ -36,6 +36,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -299,6 +300,10 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	}
 	defer func() {
 		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		// The controller is stopped by now; Jobs whose run-record finalizer
+		// it had not released yet (a status still deferred when the window
+		// closed) would hold the namespace forever.
+		releaseLeftovers(kube, ns)
 		for {
 			if _, err := kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 				return
@@ -428,6 +433,27 @@ collect:
 	r.WritesPerFiring = (a.writes - b.writes) / float64(n)
 	r.Lists = a.lists - b.lists
 	return r, nil
+}
+
+// releaseLeftovers removes the finalizers of the Jobs left in ns, the
+// harness's cleanup once no controller runs there.
+func releaseLeftovers(kube kubernetes.Interface, ns string) {
+	ctx := context.Background()
+	jobs, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	left := 0
+	for _, j := range jobs.Items {
+		if len(j.Finalizers) == 0 {
+			continue
+		}
+		left++
+		_, _ = kube.BatchV1().Jobs(ns).Patch(ctx, j.Name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+	}
+	if left > 0 {
+		fmt.Fprintf(os.Stderr, "loadbench: %d Jobs still held their finalizer when the controller stopped; released\n", left)
+	}
 }
 
 func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool) error {
