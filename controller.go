@@ -163,7 +163,7 @@ func NewController(
 	if err := jobInformer.Informer().SetTransform(slim.FromJob); err != nil {
 		return nil, fmt.Errorf("setting the Job transform: %w", err)
 	}
-	if err := cronJobInformer.Informer().SetTransform(slim.FromCronJob); err != nil {
+	if err := cronJobInformer.Informer().SetTransform(c.slimCronJob); err != nil {
 		return nil, fmt.Errorf("setting the CronJob transform: %w", err)
 	}
 	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
@@ -197,6 +197,26 @@ func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, 10*time.Second),
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
+}
+
+// slimCronJob is the CronJob informer's transform: slim.FromCronJob, the
+// job template shared with the cached form when the spec is unchanged (as
+// in every status write's echo), not encoded again.
+func (c *Controller) slimCronJob(obj any) (any, error) {
+	if cj, ok := obj.(*cronv1.CronJob); ok {
+		return c.cacheForm(cj), nil
+	}
+	return obj, nil
+}
+
+// cacheForm is cj's slim form, sharing the encoded template of the cached
+// form of the same CronJob at the same generation (slim.NewCronJobLike).
+func (c *Controller) cacheForm(cj *cronv1.CronJob) *slim.CronJob {
+	var cached *slim.CronJob
+	if obj, exists, err := c.cronJobIndexer.GetByKey(cache.MetaObjectToName(cj).String()); err == nil && exists {
+		cached, _ = obj.(*slim.CronJob)
+	}
+	return slim.NewCronJobLike(cj, cached)
 }
 
 // indexByControllerUID keys a Job (in any form) by the UID of its
@@ -837,7 +857,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 	if err != nil {
 		return err
 	}
-	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
+	c.writtenCronJobs.Wrote(c.cacheForm(updated))
 	for _, m := range cj.Status.MissedRuns {
 		before := int64(0)
 		if i := slices.IndexFunc(written.MissedRuns, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {

