@@ -199,24 +199,17 @@ func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
 	)
 }
 
-// slimCronJob is the CronJob informer's transform: slim.FromCronJob, the
-// job template shared with the cached form when the spec is unchanged (as
-// in every status write's echo), not encoded again.
+// slimCronJob is the CronJob informer's transform: slim.FromCronJob, but
+// the echo of this process's own status write, the very version that write
+// returned, shares the encoded template of the form made of it then
+// (slim.NewCronJobLike) instead of encoding it again.
 func (c *Controller) slimCronJob(obj any) (any, error) {
-	if cj, ok := obj.(*cronv1.CronJob); ok {
-		return c.cacheForm(cj), nil
+	cj, ok := obj.(*cronv1.CronJob)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
-}
-
-// cacheForm is cj's slim form, sharing the encoded template of the cached
-// form of the same CronJob at the same generation (slim.NewCronJobLike).
-func (c *Controller) cacheForm(cj *cronv1.CronJob) *slim.CronJob {
-	var cached *slim.CronJob
-	if obj, exists, err := c.cronJobIndexer.GetByKey(cache.MetaObjectToName(cj).String()); err == nil && exists {
-		cached, _ = obj.(*slim.CronJob)
-	}
-	return slim.NewCronJobLike(cj, cached)
+	written, _ := c.writtenCronJobs.Get(cache.MetaObjectToName(cj))
+	return slim.NewCronJobLike(cj, written), nil
 }
 
 // indexByControllerUID keys a Job (in any form) by the UID of its
@@ -857,7 +850,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 	if err != nil {
 		return err
 	}
-	c.writtenCronJobs.Wrote(c.cacheForm(updated))
+	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
 	for _, m := range cj.Status.MissedRuns {
 		before := int64(0)
 		if i := slices.IndexFunc(written.MissedRuns, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {

@@ -186,29 +186,31 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 	}
 }
 
-// A status write's echo shares the cached CronJob's encoded template, and
-// only when the spec cannot have changed: same UID, same generation.
+// A status write's echo shares the encoded template of the form this
+// process made of that write's answer, and only when it is the very same
+// version of the object: same UID, same resourceVersion.
 func TestNewCronJobLikeSharesOnlyAnUnchangedTemplate(t *testing.T) {
 	base := typicalCronJob()
 	base.Generation = 3
 	prev := NewCronJob(base)
 	edited := func(f func(*cronv1.CronJob)) *cronv1.CronJob {
 		cj := base.DeepCopy()
-		cj.Status.LastScheduleTime = &metav1.Time{}
 		f(cj)
 		return cj
 	}
 	newImage := func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "other" }
+	newVersion := func(cj *cronv1.CronJob) { cj.ResourceVersion = "123457" }
 	for _, tc := range []struct {
 		name   string
 		cj     *cronv1.CronJob
 		prev   *CronJob
 		shared bool
 	}{
-		{"status changed", edited(func(*cronv1.CronJob) {}), prev, true},
-		{"template changed, generation bumped", edited(func(cj *cronv1.CronJob) { newImage(cj); cj.Generation++ }), prev, false},
+		{"the same version (the echo)", edited(func(*cronv1.CronJob) {}), prev, true},
+		{"a new version, the template changed", edited(func(cj *cronv1.CronJob) { newVersion(cj); cj.Generation++; newImage(cj) }), prev, false},
+		{"a new version, same generation, the template defaulted anew on read", edited(func(cj *cronv1.CronJob) { newVersion(cj); newImage(cj) }), prev, false},
 		{"another CronJob of the name", edited(func(cj *cronv1.CronJob) { newImage(cj); cj.UID = "other" }), prev, false},
-		{"no generation", edited(func(cj *cronv1.CronJob) { cj.Generation = 0 }), NewCronJob(edited(func(cj *cronv1.CronJob) { cj.Generation = 0 })), false},
+		{"no version", edited(func(cj *cronv1.CronJob) { cj.ResourceVersion = "" }), NewCronJob(edited(func(cj *cronv1.CronJob) { cj.ResourceVersion = "" })), false},
 		{"nothing cached", edited(func(*cronv1.CronJob) {}), nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
