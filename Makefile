@@ -114,13 +114,14 @@ verify: $(CONTROLLER_GEN)
 soak: cluster-binaries
 	go test -race -count=1 -timeout 60m -tags e2e -v -run 'TestSurvives' ./pkg/e2e -args -soak
 
-LOAD_N       ?= 500,2000,5000
+LOAD_N       ?= 500,2000,5000,10000
 LOAD_REPEATS ?= 3
 LOAD_QPS     ?= 500
 LOAD_MEMORY  ?= 10000,20000
 BENCH_COUNT  ?= 6
 
-## bench: Go benchmarks (sync handler, schedule arithmetic, cache forms, a scrape of the
+## bench: Go benchmarks (sync handler, a firing and its encoding, schedule arithmetic,
+## cache forms, own-writes records, a scrape of the
 ## per-CronJob metrics of 10,000 CronJobs; BENCH_COUNT runs
 ## each, for benchstat, in _output/gobench.txt), then the load
 ## benchmark against kube-controller-manager on the embedded control plane
@@ -128,7 +129,7 @@ BENCH_COUNT  ?= 6
 ## skew plot (docs/skew.png). About 90 minutes on a 2-core machine.
 bench: cluster-binaries
 	@mkdir -p _output/profiles
-	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) . ./pkg/schedule ./pkg/slim ./pkg/metrics | tee _output/gobench.txt
+	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) . ./pkg/schedule ./pkg/slim ./pkg/metrics ./pkg/ownwrites | tee _output/gobench.txt
 	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -memory $(LOAD_MEMORY) -profile _output/profiles -json _output/loadbench.json | tee _output/loadbench.md
 	cd hack/skewplot && go run . -in $(CURDIR)/_output/loadbench.json -out $(CURDIR)/docs/skew.png
 

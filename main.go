@@ -42,6 +42,19 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 )
 
+// The default client limits are a safety net against a runaway loop, not
+// the pace of a burst: N CronJobs due at once make 3N writes (create, status,
+// release), and a client-side bucket that paces them only makes Jobs wait
+// while the API server has capacity to spare. What paces a burst is the API
+// server itself: its priority and fairness answers 429 with Retry-After when
+// it is full, and client-go waits that out and retries (up to 10 times).
+// The burst lets a firing of 10,000 CronJobs through unpaced; the sustained
+// rate refills it within half a minute.
+const (
+	defaultKubeAPIQPS   = 1000
+	defaultKubeAPIBurst = 30000
+)
+
 // options are the command-line flags.
 type options struct {
 	kubeconfig   string
@@ -90,8 +103,8 @@ func main() {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Defaults to $KUBECONFIG; in-cluster configuration when neither is set.")
 	flag.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig.")
 	flag.IntVar(&o.workers, "workers", 20, "How many CronJobs are synced concurrently.")
-	flag.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 500, "Requests per second to the API server, sustained.")
-	flag.IntVar(&o.kubeAPIBurst, "kube-api-burst", 2000, "Requests to the API server allowed in a burst above -kube-api-qps.")
+	flag.Float64Var(&o.kubeAPIQPS, "kube-api-qps", defaultKubeAPIQPS, "Requests per second to the API server, sustained: a safety net; the API server's 429s pace a burst.")
+	flag.IntVar(&o.kubeAPIBurst, "kube-api-burst", defaultKubeAPIBurst, "Requests to the API server allowed in a burst above -kube-api-qps.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of /metrics; 0 disables it.")
 	flag.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
 	flag.BoolVar(&o.profiling, "profiling", false, "Serve Go's /debug/pprof profiles on the -metrics-bind-address.")

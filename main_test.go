@@ -3,8 +3,11 @@ package main
 import (
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
+	"k8s.io/client-go/util/flowcontrol"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // The controller stops everything it starts: no test may leave a goroutine.
@@ -29,5 +32,19 @@ func TestGCPercent(t *testing.T) {
 	}
 	if now := debug.SetGCPercent(200); now != 200 {
 		t.Errorf("the runtime runs with GOGC %d, want 200", now)
+	}
+}
+
+// The default client limits are a safety net, not the pace: a firing of
+// 10,000 CronJobs (a create, a status write and a release each) passes
+// without waiting on the client, and what paces a burst is the API server,
+// whose priority and fairness answers 429 with Retry-After (see
+// TestSurvivesThrottleStorm in pkg/e2e).
+func TestDefaultClientLimitsDoNotPaceAFiring(t *testing.T) {
+	limiter := flowcontrol.NewTokenBucketRateLimiterWithClock(float32(defaultKubeAPIQPS), defaultKubeAPIBurst, testingclock.NewFakeClock(time.Unix(0, 0)))
+	for i := range 3 * 10000 {
+		if !limiter.TryAccept() {
+			t.Fatalf("request %d of a firing of 10,000 CronJobs waits on the client", i+1)
+		}
 	}
 }

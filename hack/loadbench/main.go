@@ -1,7 +1,9 @@
 // Command loadbench measures how late Jobs start when N CronJobs are all due
 // the same minute, on the embedded control plane, for this controller, for
 // kube-controller-manager's CronJob controller, and for a floor: a plain
-// client creating the same N Jobs as fast as it may.
+// client creating the same N Jobs as fast as the API server takes them (no
+// client-side limit: the physical floor), and the same client held to the
+// controllers' client limit (QPS and burst -qps).
 //
 //	go run ./hack/loadbench -n 500,2000 -repeats 3 -qps 500
 //
@@ -34,6 +36,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -62,6 +65,9 @@ type result struct {
 	// the firing until the controller has gone quiet; WritesPerFiring the
 	// creates, updates, patches and deletes among them. Lists counts LIST
 	// requests in that window (an informer that relists shows here).
+	// OtherMinute counts Jobs of another minute the watch saw (see
+	// forMinute); the request counts then hold their firing too.
+	OtherMinute       int       `json:"otherMinute"`
 	RequestsPerFiring float64   `json:"requestsPerFiring"`
 	WritesPerFiring   float64   `json:"writesPerFiring"`
 	Lists             float64   `json:"lists"`
@@ -78,6 +84,9 @@ type variant struct {
 	// pprofAddr, when set, serves the controller's /debug/pprof: each run
 	// saves a CPU profile of the firing.
 	pprofAddr string
+	// floor, for a floor variant (start nil), is the plain client that
+	// creates the Jobs.
+	floor kubernetes.Interface
 }
 
 // profileDir is where CPU profiles of the firings go (-profile).
@@ -160,6 +169,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: "kube-controller-manager, QPS " + q, builtin: true, start: func(kc string) (*exec.Cmd, error) {
 			return startKCM(bins.ControllerManager, kc, "--kube-api-qps="+q, "--kube-api-burst="+q)
 		}},
+		{name: "floor: plain client, no client limit"},
 		{name: "floor: plain client, QPS " + q},
 	}
 	if only != "" {
@@ -173,11 +183,26 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	if err != nil {
 		return err
 	}
-	// The floor's client is limited like the controllers' at -qps.
+	// The floors speak protobuf, like the controllers for Jobs. The
+	// physical one has no client-side limit (a negative QPS: no rate
+	// limiter), so only the API server paces it; the other is limited like
+	// the controllers' "at equal QPS" variants.
 	floorCfg := rest.CopyConfig(cfg)
-	floorCfg.QPS, floorCfg.Burst = float32(qps), qps
 	floorCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	floorKube := kubernetes.NewForConfigOrDie(floorCfg)
+	floorCfg.QPS, floorCfg.Burst = -1, 0
+	unlimitedFloor := kubernetes.NewForConfigOrDie(floorCfg)
+	floorCfg = rest.CopyConfig(floorCfg)
+	floorCfg.QPS, floorCfg.Burst = float32(qps), qps
+	limitedFloor := kubernetes.NewForConfigOrDie(floorCfg)
+	for i := range variants {
+		switch {
+		case variants[i].start != nil:
+		case strings.Contains(variants[i].name, "no client limit"):
+			variants[i].floor = unlimitedFloor
+		default:
+			variants[i].floor = limitedFloor
+		}
+	}
 	cfg.QPS, cfg.Burst = 5000, 5000
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	cron := clientset.NewForConfigOrDie(cfg)
@@ -215,7 +240,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 			var runs []result
 			for i := range repeats {
 				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d of %d\n", v.name, n, i+1, repeats)
-				r, err := runOnce(ctx, cluster, kube, floorKube, cron, v, n)
+				r, err := runOnce(ctx, cluster, kube, cron, v, n)
 				if err != nil {
 					return err
 				}
@@ -270,7 +295,7 @@ func startKCM(path, kubeconfig string, extra ...string) (*exec.Cmd, error) {
 }
 
 // runOnce is one run of one variant: see the package comment.
-func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube kubernetes.Interface, cron clientset.Interface, v variant, n int) (result, error) {
+func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes.Interface, cron clientset.Interface, v variant, n int) (result, error) {
 	r := result{Variant: v.name, N: n}
 	ns := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -278,6 +303,10 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 	}
 	defer func() {
 		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		// The controller is stopped by now; Jobs whose run-record finalizer
+		// it had not released yet (a status still deferred when the window
+		// closed) would hold the namespace forever.
+		releaseLeftovers(kube, ns)
 		for {
 			if _, err := kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 				return
@@ -349,7 +378,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube, floorKube
 		}()
 	}
 	if v.start == nil {
-		go floor(ctx, floorKube, ns, n, due)
+		go floor(ctx, v.floor, ns, n, due)
 	}
 
 	seen := map[string]time.Time{}
@@ -364,6 +393,13 @@ collect:
 			}
 			j, isJob := ev.Object.(*batchv1.Job)
 			if !isJob || ev.Type != watch.Added {
+				continue
+			}
+			if !forMinute(j.Name, due) {
+				// A Job of an earlier minute: on a slow machine the
+				// creation of the CronJobs can cross a minute boundary, and
+				// those created before it fire at it. Not this firing.
+				r.OtherMinute++
 				continue
 			}
 			if _, dup := seen[j.Name]; !dup {
@@ -402,11 +438,35 @@ collect:
 	}
 	slices.Sort(r.Skews)
 	r.P50, r.P99, r.Max = quantile(r.Skews, 0.5), quantile(r.Skews, 0.99), quantile(r.Skews, 1)
+	if r.OtherMinute > 0 {
+		fmt.Fprintf(os.Stderr, "loadbench: %d Jobs of another minute seen (the CronJobs' creation crossed a minute boundary); not counted\n", r.OtherMinute)
+	}
 	b, a := requests(before), requests(after)
 	r.RequestsPerFiring = (a.all - b.all) / float64(n)
 	r.WritesPerFiring = (a.writes - b.writes) / float64(n)
 	r.Lists = a.lists - b.lists
 	return r, nil
+}
+
+// releaseLeftovers removes the finalizers of the Jobs left in ns, the
+// harness's cleanup once no controller runs there.
+func releaseLeftovers(kube kubernetes.Interface, ns string) {
+	ctx := context.Background()
+	jobs, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	left := 0
+	for _, j := range jobs.Items {
+		if len(j.Finalizers) == 0 {
+			continue
+		}
+		left++
+		_, _ = kube.BatchV1().Jobs(ns).Patch(ctx, j.Name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+	}
+	if left > 0 {
+		fmt.Fprintf(os.Stderr, "loadbench: %d Jobs still held their finalizer when the controller stopped; released\n", left)
+	}
 }
 
 func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool) error {
@@ -474,6 +534,13 @@ func fetch(url string, w io.Writer) error {
 	return err
 }
 
+// forMinute reports whether a Job's name marks it as the run of the minute
+// due: this controller and the floor end it in the Unix seconds of the
+// scheduled time, kube-controller-manager in the minutes.
+func forMinute(name string, due time.Time) bool {
+	return strings.HasSuffix(name, fmt.Sprintf("-%d", due.Unix())) || strings.HasSuffix(name, fmt.Sprintf("-%d", due.Unix()/60))
+}
+
 // latestStartSecond is the last second of a minute at which a run may
 // start creating n CronJobs to have them all in place by the minute's end.
 func latestStartSecond(n int) int {
@@ -508,8 +575,8 @@ func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.T
 // as this controller's default workers.
 const floorConcurrency = 20
 
-// floor creates n Jobs at due as fast as the API server and a client
-// limited like the controllers (QPS and burst qps, protobuf) allow.
+// floor creates n Jobs at due as fast as the API server and kube's client
+// limits (none, or QPS and burst -qps) allow.
 func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time) {
 	// Connect before the minute, as a controller's informers have.
 	_, _ = kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})

@@ -22,6 +22,7 @@ type Attempts struct {
 
 	mu      sync.Mutex
 	entries map[cache.ObjectName]attempt
+	records int
 }
 
 type attempt struct {
@@ -39,7 +40,8 @@ func (a *Attempts) Failed(key cache.ObjectName, owner types.UID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.clock.Now()
-	if len(a.entries) >= sweepEvery {
+	// Once per sweepEvery records, as in Deletes.Deleted.
+	if a.records++; a.records%sweepEvery == 0 {
 		maps.DeleteFunc(a.entries, func(_ cache.ObjectName, e attempt) bool { return !e.expires.After(now) })
 	}
 	a.entries[key] = attempt{owner: owner, expires: now.Add(a.ttl)}

@@ -16,8 +16,9 @@ type Deletes struct {
 	clock clock.PassiveClock
 	ttl   time.Duration
 
-	mu   sync.Mutex
-	uids map[types.UID]time.Time
+	mu      sync.Mutex
+	uids    map[types.UID]time.Time
+	records int
 }
 
 // NewDeletes returns a Deletes whose entries live at most ttl.
@@ -30,7 +31,9 @@ func (d *Deletes) Deleted(uid types.UID) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := d.clock.Now()
-	if len(d.uids) >= sweepEvery {
+	// A sweep costs every entry held: once per sweepEvery records, not at
+	// each, or a burst of N releases awaiting their echoes costs N².
+	if d.records++; d.records%sweepEvery == 0 {
 		maps.DeleteFunc(d.uids, func(_ types.UID, expires time.Time) bool { return !expires.After(now) })
 	}
 	d.uids[uid] = now.Add(d.ttl)

@@ -206,3 +206,48 @@ func TestBackfillJobKeepsFinished(t *testing.T) {
 		t.Errorf("a foreign Job: Finished() = %q, want nothing kept", got)
 	}
 }
+
+// A status write's echo shares the encoded template of the form this
+// process made of that write's answer, and only when it is the very same
+// version of the object: same UID, same resourceVersion.
+func TestNewCronJobLikeSharesOnlyAnUnchangedTemplate(t *testing.T) {
+	base := typicalCronJob()
+	base.Generation = 3
+	prev := NewCronJob(base)
+	edited := func(f func(*cronv1.CronJob)) *cronv1.CronJob {
+		cj := base.DeepCopy()
+		f(cj)
+		return cj
+	}
+	newImage := func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "other" }
+	newVersion := func(cj *cronv1.CronJob) { cj.ResourceVersion = "123457" }
+	for _, tc := range []struct {
+		name   string
+		cj     *cronv1.CronJob
+		prev   *CronJob
+		shared bool
+	}{
+		{"the same version (the echo)", edited(func(*cronv1.CronJob) {}), prev, true},
+		{"a new version, the template changed", edited(func(cj *cronv1.CronJob) { newVersion(cj); cj.Generation++; newImage(cj) }), prev, false},
+		{"a new version, same generation, the template defaulted anew on read", edited(func(cj *cronv1.CronJob) { newVersion(cj); newImage(cj) }), prev, false},
+		{"another CronJob of the name", edited(func(cj *cronv1.CronJob) { newImage(cj); cj.UID = "other" }), prev, false},
+		{"no version", edited(func(cj *cronv1.CronJob) { cj.ResourceVersion = "" }), NewCronJob(edited(func(cj *cronv1.CronJob) { cj.ResourceVersion = "" })), false},
+		{"nothing cached", edited(func(*cronv1.CronJob) {}), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewCronJobLike(tc.cj, tc.prev)
+			if shared := tc.prev != nil && len(s.template) > 0 && &s.template[0] == &tc.prev.template[0]; shared != tc.shared {
+				t.Errorf("template shared: %v, want %v", shared, tc.shared)
+			}
+			got, err := s.CronJob()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.cj.DeepCopy()
+			want.ManagedFields = nil
+			if !equality.Semantic.DeepEqual(want, got) {
+				t.Fatalf("the cache form is not the CronJob:\n%s", diff.Diff(want, got))
+			}
+		})
+	}
+}
