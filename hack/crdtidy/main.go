@@ -40,6 +40,20 @@ func run(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// controller-gen writes one document per kind; only CronJob's has a
+	// job template to tidy.
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
+			continue
+		}
+		if err := tidy([]byte(doc), out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func tidy(raw []byte, out io.Writer) error {
 	var crd map[string]any
 	if err := yaml.Unmarshal(raw, &crd); err != nil {
 		return fmt.Errorf("parsing CRD: %w", err)
@@ -48,17 +62,19 @@ func run(in io.Reader, out io.Writer) error {
 	if len(versions) == 0 {
 		return fmt.Errorf("no spec.versions in input")
 	}
-	for _, v := range versions {
-		tmpl, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "jobTemplate").(map[string]any)
-		if !ok {
-			return fmt.Errorf("no spec.jobTemplate schema in version %v", lookup(v, "name"))
+	if lookup(crd, "spec", "names", "kind") == "CronJob" {
+		for _, v := range versions {
+			tmpl, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "jobTemplate").(map[string]any)
+			if !ok {
+				return fmt.Errorf("no spec.jobTemplate schema in version %v", lookup(v, "name"))
+			}
+			tidyTemplate(tmpl, true)
+			meta, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "metadata").(map[string]any)
+			if !ok {
+				return fmt.Errorf("no metadata schema in version %v", lookup(v, "name"))
+			}
+			meta["properties"] = map[string]any{"name": map[string]any{"type": "string"}}
 		}
-		tidyTemplate(tmpl, true)
-		meta, ok := lookup(v, "schema", "openAPIV3Schema", "properties", "metadata").(map[string]any)
-		if !ok {
-			return fmt.Errorf("no metadata schema in version %v", lookup(v, "name"))
-		}
-		meta["properties"] = map[string]any{"name": map[string]any{"type": "string"}}
 	}
 	b, err := yaml.Marshal(crd)
 	if err != nil {

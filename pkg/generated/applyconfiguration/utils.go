@@ -32,6 +32,12 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=batch.tutorial.kubebuilder.io, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Calendar"):
+		return &batchv1.CalendarApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CalendarRange"):
+		return &batchv1.CalendarRangeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CalendarSpec"):
+		return &batchv1.CalendarSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJob"):
 		return &batchv1.CronJobApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobSpec"):

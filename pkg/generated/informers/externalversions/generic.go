@@ -53,6 +53,8 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=batch.tutorial.kubebuilder.io, Version=v1
+	case v1.SchemeGroupVersion.WithResource("calendars"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().Calendars().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("cronjobs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().CronJobs().Informer()}, nil
 

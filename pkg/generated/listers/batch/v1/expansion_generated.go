@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+// CalendarListerExpansion allows custom methods to be added to
+// CalendarLister.
+type CalendarListerExpansion interface{}
+
 // CronJobListerExpansion allows custom methods to be added to
 // CronJobLister.
 type CronJobListerExpansion interface{}

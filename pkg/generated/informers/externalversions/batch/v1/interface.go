@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Calendars returns a CalendarInformer.
+	Calendars() TypedCalendarInformer
 	// CronJobs returns a CronJobInformer.
 	CronJobs() TypedCronJobInformer
 }
@@ -37,6 +39,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// Calendars returns a TypedCalendarInformer.
+func (v *version) Calendars() TypedCalendarInformer {
+	return &calendarInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // CronJobs returns a TypedCronJobInformer.

@@ -28,12 +28,17 @@ import (
 
 type BatchV1Interface interface {
 	RESTClient() rest.Interface
+	CalendarsGetter
 	CronJobsGetter
 }
 
 // BatchV1Client is used to interact with features provided by the batch.tutorial.kubebuilder.io group.
 type BatchV1Client struct {
 	restClient rest.Interface
+}
+
+func (c *BatchV1Client) Calendars() CalendarInterface {
+	return newCalendars(c)
 }
 
 func (c *BatchV1Client) CronJobs(namespace string) CronJobInterface {

@@ -28,6 +28,10 @@ type FakeBatchV1 struct {
 	*testing.Fake
 }
 
+func (c *FakeBatchV1) Calendars() v1.CalendarInterface {
+	return newFakeCalendars(c)
+}
+
 func (c *FakeBatchV1) CronJobs(namespace string) v1.CronJobInterface {
 	return newFakeCronJobs(c, namespace)
 }
