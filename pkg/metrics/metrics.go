@@ -65,7 +65,8 @@ var DeleteReasons = []string{string(planner.DeleteHistory), string(planner.Delet
 // MissedReasons are the reason labels of MissedSchedules: the reasons of
 // status.missedRuns.
 var MissedReasons = []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded,
-	cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged}
+	cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
+	cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved}
 
 var registerOnce sync.Once
 
