@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,7 +140,7 @@ func TestCalendarExcludesRuns(t *testing.T) {
 // line per mistake.
 func TestCalendarValidation(t *testing.T) {
 	cases := []struct{ spec, want string }{
-		{`dates: ["2026-02-30"]`, `spec.dates[0]: Invalid value: "string": is not a day of that month`},
+		{`dates: ["2026-02-30"]`, `spec.dates[0]: Invalid value: "2026-02-30": is not a day of that month`},
 		{`dates: ["2028-02-29"]`, ``},
 		{`dates: ["2027-02-29"]`, `is not a day of that month`},
 		{`dates: ["26-12-24"]`, `must be a date YYYY-MM-DD`},
@@ -147,9 +148,15 @@ func TestCalendarValidation(t *testing.T) {
 		{`ranges: [{start: "2026-12-24T10:00", end: "2026-12-24T10:00"}]`, `start must not be after end`},
 		{`ranges: [{start: "2026-12-24T10:00", end: "2026-12-24"}]`, ``},
 		{`ranges: [{start: "2026-12-24T25:00", end: "2026-12-25"}]`, `must be a date YYYY-MM-DD or a time`},
-		{`ranges: [{start: "2026-12-24T10:00+01:00", end: "2026-12-25"}]`, `spec.ranges[0].start`},
+		{`ranges: [{start: "2026-12-24T10:00+01:00", end: "2026-12-25"}]`, `spec.ranges[0].start: Invalid value: "2026-12-24T10:00+01:00": must be a date YYYY-MM-DD or a time`},
 		{`timeZone: Local`, `must name an IANA time zone`},
 		{`timeZone: "Europe/Berlin "`, `not an IANA time zone name`},
+	}
+	example := filepath.Join(env.root, "artifacts", "examples", "calendar.yaml")
+	if out, err := kubectl("apply", "-f", example); err != nil {
+		t.Errorf("applying %s: %v\n%s", example, err, out)
+	} else {
+		_, _ = kubectl("delete", "-f", example)
 	}
 	for i, tc := range cases {
 		name := fmt.Sprintf("e2e-validation-%d-%d", i, time.Now().UnixNano()%100000)

@@ -5,14 +5,16 @@ import (
 )
 
 // CEL rules rather than a pattern, as for ConcurrencyPolicy: one failed rule
-// is one error line. The second rule refuses days a month does not have
+// is one error line. The maximum lengths, there to bound the rules' cost,
+// are loose for the same reason: a mistake such as an offset or fractional
+// seconds meets a rule, not the length. The second rule refuses days a month does not have
 // (February 29 only in leap years); it holds vacuously for a value of the
 // wrong shape, which the first rule reports.
 
 // CalendarDate is a day, YYYY-MM-DD, read in the Calendar's time zone; the
 // API server refuses a day the month does not have.
 //
-// +kubebuilder:validation:MaxLength=10
+// +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')`,message=`must be a date YYYY-MM-DD`
 // +kubebuilder:validation:XValidation:rule=`!self.matches('^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$') || int(self.substring(8, 10)) <= (self.substring(5, 7) in ['04', '06', '09', '11'] ? 30 : self.substring(5, 7) != '02' ? 31 : (int(self.substring(0, 4)) % 4 == 0 && (int(self.substring(0, 4)) % 100 != 0 || int(self.substring(0, 4)) % 400 == 0)) ? 29 : 28)`,message=`is not a day of that month`
 type CalendarDate string
@@ -21,7 +23,7 @@ type CalendarDate string
 // (YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS, no offset), read in the
 // Calendar's time zone.
 //
-// +kubebuilder:validation:MaxLength=19
+// +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?)?$')`,message=`must be a date YYYY-MM-DD or a time YYYY-MM-DDTHH:MM[:SS] without offset (the Calendar's spec.timeZone applies)`
 // +kubebuilder:validation:XValidation:rule=`!self.matches('^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])') || int(self.substring(8, 10)) <= (self.substring(5, 7) in ['04', '06', '09', '11'] ? 30 : self.substring(5, 7) != '02' ? 31 : (int(self.substring(0, 4)) % 4 == 0 && (int(self.substring(0, 4)) % 100 != 0 || int(self.substring(0, 4)) % 400 == 0)) ? 29 : 28)`,message=`is not a day of that month`
 type CalendarTime string
