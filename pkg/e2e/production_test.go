@@ -35,7 +35,7 @@ import (
 
 const deployNamespace = "cronjob-controller-system"
 
-// The shipped kustomization renders the CRD, the namespace, the RBAC and
+// The shipped kustomization renders the CRDs, the namespace, the RBAC and
 // the Deployment, with the image its images entry names; kubectl apply -k
 // installs them; the Deployment's pod passes the namespace's restricted pod
 // security; and a controller holding only the shipped roles does its whole
@@ -54,6 +54,7 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 	want := []string{
 		"ClusterRole /cronjob-controller",
 		"ClusterRoleBinding /cronjob-controller",
+		"CustomResourceDefinition /calendars.batch.tutorial.kubebuilder.io",
 		"CustomResourceDefinition /cronjobs.batch.tutorial.kubebuilder.io",
 		"Deployment " + deployNamespace + "/cronjob-controller",
 		"Namespace /" + deployNamespace,
@@ -88,6 +89,8 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "no", nil},
+		{"watch", "calendars.batch.tutorial.kubebuilder.io", "default", "yes", nil},
+		{"update", "calendars.batch.tutorial.kubebuilder.io", "default", "no", nil},
 		{"delete", "pods", "default", "no", nil},
 		{"get", "secrets", "default", "no", nil},
 		{"update", "leases.coordination.k8s.io", deployNamespace, "yes", nil},

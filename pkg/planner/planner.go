@@ -24,6 +24,10 @@
 //     considered, under All the newest catchUpLimit within the deadline,
 //     oldest first; older runs are counted as missed, each once, when they
 //     can no longer start;
+//   - a run a Calendar of spec.excludeCalendars excludes, or any run while
+//     one of them cannot be resolved, starts nothing and is counted missed
+//     (Excluded, CalendarUnresolved), never late and never owed later; it is
+//     counted only once no older run is still to start (exclusions.go);
 //   - a run later than its starting deadline is missed; under Forbid a run
 //     waits, uncounted, while an earlier Job is active, and runs start one
 //     at a time, the oldest that can (a run refused for good gives way to
