@@ -89,14 +89,18 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"update", "cronjobs.batch.tutorial.kubebuilder.io", "default", "no", nil},
-		{"watch", "calendars.batch.tutorial.kubebuilder.io", "default", "yes", nil},
-		{"update", "calendars.batch.tutorial.kubebuilder.io", "default", "no", nil},
+		{"watch", "calendars.batch.tutorial.kubebuilder.io", "", "yes", nil},
+		{"update", "calendars.batch.tutorial.kubebuilder.io", "", "no", nil},
 		{"delete", "pods", "default", "no", nil},
 		{"get", "secrets", "default", "no", nil},
 		{"update", "leases.coordination.k8s.io", deployNamespace, "yes", nil},
 		{"update", "leases.coordination.k8s.io", "kube-system", "no", nil},
 	} {
-		out, _ := kubectl(append([]string{"auth", "can-i", check.verb, check.resource, "-n", check.namespace, "--as", sa}, check.sub...)...)
+		args := []string{"auth", "can-i", check.verb, check.resource, "--as", sa}
+		if check.namespace != "" { // "": cluster-scoped
+			args = append(args, "-n", check.namespace)
+		}
+		out, _ := kubectl(append(args, check.sub...)...)
 		if got := strings.TrimSpace(out); got != check.want {
 			t.Errorf("can the controller %s %s in %s? %q, want %q", check.verb, check.resource, check.namespace, got, check.want)
 		}
