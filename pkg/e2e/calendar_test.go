@@ -25,7 +25,9 @@ func createCalendar(t *testing.T, cal *cronv1.Calendar) *cronv1.Calendar {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.cron.BatchV1().Calendars().Delete(context.Background(), cal.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.cron.BatchV1().Calendars().Delete(context.Background(), cal.Name, metav1.DeleteOptions{})
+	})
 	return created
 }
 
