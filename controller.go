@@ -99,6 +99,12 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	// clock is "now" for every scheduling decision.
 	clock clock.WithTicker
+
+	// cronJobInformer, calendarInformer (nil: none) and calendarIndexer
+	// serve exclusion Calendars; see calendars.go.
+	cronJobInformer  cache.SharedIndexInformer
+	calendarInformer informers.CalendarInformer
+	calendarIndexer  cache.Indexer
 }
 
 // Option changes how NewController builds a Controller.
@@ -125,12 +131,13 @@ func NewController(
 	utilruntime.Must(cronscheme.AddToScheme(scheme.Scheme))
 
 	c := &Controller{
-		jobs:           control.NewJobs(kubeclientset),
-		cronJobs:       control.NewCronJobs(cronclientset),
-		jobIndexer:     jobInformer.Informer().GetIndexer(),
-		cronJobIndexer: cronJobInformer.Informer().GetIndexer(),
-		cachesSynced:   []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
-		clock:          clk,
+		jobs:            control.NewJobs(kubeclientset),
+		cronJobs:        control.NewCronJobs(cronclientset),
+		jobIndexer:      jobInformer.Informer().GetIndexer(),
+		cronJobIndexer:  cronJobInformer.Informer().GetIndexer(),
+		cronJobInformer: cronJobInformer.Informer(),
+		cachesSynced:    []cache.InformerSynced{jobInformer.Informer().HasSynced, cronJobInformer.Informer().HasSynced},
+		clock:           clk,
 		createdJobs: ownwrites.New(clk, ownWritesTTL, func(j *slim.Job) types.UID {
 			if ref := job.ControllerOf(j); ref != nil {
 				return ref.UID
@@ -168,6 +175,9 @@ func NewController(
 	}
 	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
 		return nil, fmt.Errorf("adding the Job index: %w", err)
+	}
+	if err := c.watchCalendars(); err != nil {
+		return nil, err
 	}
 	if _, err := cronJobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueCronJob,
@@ -627,7 +637,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if jobs, err = c.resolveFailedCreates(ctx, cj, jobs); err != nil {
 		return nil, err
 	}
-	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written}
+	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj)}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue

@@ -182,7 +182,8 @@ func run(ctx context.Context, o options) error {
 		kubeInformerFactory.Batch().V1().Jobs(),
 		cronInformerFactory.Batch().V1().CronJobs(),
 		clock.RealClock{},
-		WithEventRecorder(recorder))
+		WithEventRecorder(recorder),
+		WithCalendars(cronInformerFactory.Batch().V1().Calendars()))
 	if err != nil {
 		return err
 	}
@@ -350,17 +351,22 @@ func restConfig(o options) (*rest.Config, error) {
 }
 
 // checkAPI fails fast, with a hint, when the API server is unreachable or
-// the CronJob CRD is not installed.
+// the CronJob or Calendar CRD is not installed.
 func checkAPI(ctx context.Context, client clientset.Interface) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	_, err := client.BatchV1().CronJobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1})
 	switch {
 	case err == nil:
-		return nil
 	case apierrors.IsNotFound(err):
 		return errors.New("the API server does not serve cronjobs.batch.tutorial.kubebuilder.io: install the CRD with `kubectl apply -f artifacts/examples/crd.yaml`")
 	default:
 		return fmt.Errorf("cannot reach the Kubernetes API server: %w", err)
 	}
+	// Without the Calendar CRD the Calendar informer would never sync, and
+	// the controller never become ready: say so now.
+	if _, err := client.BatchV1().Calendars().List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
+		return errors.New("the API server does not serve calendars.batch.tutorial.kubebuilder.io: install the CRDs with `kubectl apply -f artifacts/examples/crd.yaml`")
+	}
+	return nil
 }

@@ -1286,6 +1286,10 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		switch m.Reason {
 		case cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged:
 			continue
+		case cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved:
+			// A Calendar's hold is final by rule too (never owed later);
+			// the walk names no Calendar, so these never appear yet.
+			continue
 		}
 		if x.countedEarly[t.Unix()] {
 			continue

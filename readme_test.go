@@ -40,7 +40,8 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 		return out
 	}
 
-	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged}
+	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
+		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved}
 	slices.Sort(missed)
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
 		t.Errorf("README's missed-run reasons %q, the code's %q", got, missed)
@@ -48,7 +49,8 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
-		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob}
+		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
+		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid}
 	slices.Sort(events)
 	i := strings.Index(readme, "through its Events:")
 	if i < 0 {

@@ -121,10 +121,16 @@ type olderRuns struct {
 	// latestWithin.
 	beyondDeadline                     int64
 	latestBeyondDeadline, latestWithin time.Time
+	// held of them a Calendar holds (for heldReason, whatever their
+	// deadline), the latest at latestHeld.
+	held       int64
+	heldReason string
+	latestHeld time.Time
 }
 
-// older counts the rest of the walk; tooLate classifies each run.
-func (c *candidates) older(tooLate func(time.Time) bool) olderRuns {
+// older counts the rest of the walk; hold (nil: none) and tooLate
+// classify each run.
+func (c *candidates) older(tooLate func(time.Time) bool, hold func(time.Time) string) olderRuns {
 	var o olderRuns
 	for o.n <= schedule.ManyMissed {
 		t, ok := c.pop()
@@ -132,6 +138,15 @@ func (c *candidates) older(tooLate func(time.Time) bool) olderRuns {
 			break
 		}
 		o.n++
+		if hold != nil {
+			if reason := hold(t); reason != "" {
+				if o.held == 0 {
+					o.latestHeld, o.heldReason = t, reason
+				}
+				o.held++
+				continue
+			}
+		}
 		switch {
 		case tooLate != nil && tooLate(t):
 			if o.beyondDeadline == 0 {

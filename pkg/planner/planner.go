@@ -24,6 +24,10 @@
 //     considered, under All the newest catchUpLimit within the deadline,
 //     oldest first; older runs are counted as missed, each once, when they
 //     can no longer start;
+//   - a run a Calendar of spec.excludeCalendars excludes, or any run while
+//     one of them cannot be resolved, starts nothing and is counted missed
+//     (Excluded, CalendarUnresolved), never late and never owed later; it is
+//     counted only once no older run is still to start (exclusions.go);
 //   - a run later than its starting deadline is missed; under Forbid a run
 //     waits, uncounted, while an earlier Job is active, and runs start one
 //     at a time, the oldest that can (a run refused for good gives way to
@@ -117,6 +121,9 @@ type Input struct {
 	// knows, when CronJob.Status holds one decided but not written yet; nil
 	// when they are the same.
 	Written *cronv1.CronJobStatus
+	// Calendars are the Calendars spec.excludeCalendars names, by name, as
+	// the controller found them; a name absent was not found.
+	Calendars map[string]*cronv1.Calendar
 }
 
 // DeleteReason says why a Job is deleted; it doubles as a metric label.
@@ -210,6 +217,10 @@ type Plan struct {
 	oneAtATime bool
 	// scheduledStarted: a scheduled run's Job was reported started.
 	scheduledStarted bool
+	// excl is what spec.excludeCalendars says (nil: it names none); held
+	// are the runs it holds not counted yet (see holdRuns).
+	excl *exclusions
+	held []heldRun
 }
 
 // Wants reports whether c is still to be made, given the outcomes reported
@@ -241,6 +252,7 @@ func Decide(in Input) *Plan {
 		return p
 	}
 	p.planRunNow(in.Jobs)
+	p.excl = p.resolveCalendars(in.Calendars)
 	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
 	if sched == nil {
@@ -662,21 +674,24 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 		limit := int(ptr.Deref(spec.CatchUpLimit, defaultCatchUpLimit))
 		runs = c.newest(limit, func(t time.Time) bool { return !late(t) })
 		slices.Reverse(runs)
-		older = c.older(late)
+		older = c.older(late, p.olderHold())
 	} else {
 		// Only the most recent is considered; it may itself be too late.
 		runs = c.newest(1, nil)
-		older = c.older(nil)
+		older = c.older(nil, p.olderHold())
 	}
 	// A run-now planned in this sync holds back nothing yet: it may fail,
 	// and it ignores the policy itself.
 	blocked := spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(st.Active) > 0
 
 	// The runs behind the ones considered can no longer start.
+	if older.held > 0 {
+		p.missed(older.heldReason, older.latestHeld, min(older.held, schedule.ManyMissed))
+	}
 	if older.beyondDeadline > 0 {
 		p.missed(cronv1.MissedDeadlineExceeded, older.latestBeyondDeadline, min(older.beyondDeadline, schedule.ManyMissed))
 	}
-	if n := older.n - older.beyondDeadline; n > 0 {
+	if n := older.n - older.beyondDeadline - older.held; n > 0 {
 		reason := cronv1.MissedSuperseded
 		if blocked {
 			reason = cronv1.MissedConcurrencyForbidden
@@ -688,6 +703,8 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 			"Missed more than %d start times since %s; only the most recent are considered",
 			schedule.ManyMissed, formatTime(base))
 	}
+	// A run a Calendar holds is never late and never owed.
+	runs = p.holdRuns(runs)
 	if len(runs) == 0 {
 		return
 	}
@@ -917,6 +934,7 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 		if st.LastScheduleTime == nil || c.Time.After(st.LastScheduleTime.Time) {
 			st.LastScheduleTime = &metav1.Time{Time: c.Time}
 		}
+		p.reportedScheduled(c)
 	}
 	p.countActive()
 }
@@ -940,6 +958,7 @@ func (p *Plan) NotStarted(c Create, why Refusal, detail string) {
 	p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, string(why),
 		fmt.Sprintf("The run of %s did not start: %s", formatTime(c.Time), describeRefusal(why, c.Job.Name, detail)))
 	p.missed(string(why), c.Time, 1)
+	p.reportedScheduled(c)
 }
 
 func describeRefusal(why Refusal, name, detail string) string {

@@ -2,6 +2,7 @@ package slim
 
 import (
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,7 @@ type cronJobSpec struct {
 	suspend                    *bool
 	successfulJobsHistoryLimit *int32
 	failedJobsHistoryLimit     *int32
+	excludeCalendars           []string
 }
 
 // FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
@@ -88,6 +90,7 @@ func NewCronJobLike(cj *cronv1.CronJob, prev *CronJob) *CronJob {
 		suspend:                    ptr(spec.Suspend),
 		successfulJobsHistoryLimit: ptr(spec.SuccessfulJobsHistoryLimit),
 		failedJobsHistoryLimit:     ptr(spec.FailedJobsHistoryLimit),
+		excludeCalendars:           slices.Clone(spec.ExcludeCalendars),
 	}
 	return s
 }
@@ -114,6 +117,7 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			JobTemplate:                template,
 			SuccessfulJobsHistoryLimit: ptr(s.spec.successfulJobsHistoryLimit),
 			FailedJobsHistoryLimit:     ptr(s.spec.failedJobsHistoryLimit),
+			ExcludeCalendars:           slices.Clone(s.spec.excludeCalendars),
 		},
 		Status: *s.status.DeepCopy(),
 	}
@@ -123,6 +127,10 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 // Status is the cached status, shared with the cache: read it, never
 // change it.
 func (s *CronJob) Status() *cronv1.CronJobStatus { return &s.status }
+
+// ExcludeCalendars is spec.excludeCalendars, shared with the cache: read
+// it, never change it.
+func (s *CronJob) ExcludeCalendars() []string { return s.spec.excludeCalendars }
 
 // Suspended reports spec.suspend.
 func (s *CronJob) Suspended() bool { return s.spec.suspend != nil && *s.spec.suspend }

@@ -38,6 +38,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.BackfillSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("BackfillStatus"):
 		return &batchv1.BackfillStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Calendar"):
+		return &batchv1.CalendarApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CalendarRange"):
+		return &batchv1.CalendarRangeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CalendarSpec"):
+		return &batchv1.CalendarSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJob"):
 		return &batchv1.CronJobApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobSpec"):

@@ -78,6 +78,12 @@ const (
 	// when the last Job made from the template was rejected as invalid, and
 	// True once a Job was created from it.
 	ConditionJobTemplateValid = "JobTemplateValid"
+
+	// ConditionCalendarsResolved is True while every Calendar in
+	// spec.excludeCalendars exists and can be read, and False (reason
+	// CalendarNotFound or CalendarInvalid) while one cannot: due runs are
+	// then held. Absent on a CronJob that names no Calendar.
+	ConditionCalendarsResolved = "CalendarsResolved"
 )
 
 // CronJobSpec is what the user asks for: a Job template and when to run it.
@@ -150,6 +156,18 @@ type CronJobSpec struct {
 	// +kubebuilder:default=1
 	// +optional
 	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
+
+	// ExcludeCalendars names Calendars (cluster-scoped) whose dates and
+	// ranges start no scheduled run of this CronJob: such a time is counted
+	// in status.missedRuns under Excluded and is never owed later. While a
+	// named Calendar does not exist (or cannot be read) every due run is
+	// held, counted under CalendarUnresolved, and the CalendarsResolved
+	// condition is False. The run-now annotation is not held by calendars.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	ExcludeCalendars []string `json:"excludeCalendars,omitempty"`
 }
 
 // CronJobStatus is what the controller observed and did.
@@ -245,6 +263,12 @@ const (
 	// MissedScheduleChanged: the run was owed when the controller saw the
 	// schedule change, and the new schedule does not name it.
 	MissedScheduleChanged = "ScheduleChanged"
+	// MissedExcluded: a Calendar in spec.excludeCalendars excludes the
+	// run's time. Not a failure.
+	MissedExcluded = "Excluded"
+	// MissedCalendarUnresolved: a Calendar in spec.excludeCalendars did not
+	// exist or could not be read when the run was due, so it was held.
+	MissedCalendarUnresolved = "CalendarUnresolved"
 )
 
 // PreviousSchedule is a schedule that was in force until the controller saw
@@ -265,7 +289,8 @@ type PreviousSchedule struct {
 // MissedRuns counts the runs of a CronJob missed for one reason.
 type MissedRuns struct {
 	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
-	// NameTaken, JobRejected or ScheduleChanged.
+	// NameTaken, JobRejected, ScheduleChanged, Excluded or
+	// CalendarUnresolved.
 	Reason string `json:"reason"`
 	// Count is how many runs were missed for this reason.
 	Count int64 `json:"count"`
@@ -287,6 +312,7 @@ type MissedRuns struct {
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Calendars",type=string,JSONPath=`.spec.excludeCalendars`,priority=1
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",fieldPath=".metadata.name",message="must be no more than 52 characters: the controller appends 11 characters to make Job names"
 type CronJob struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -64,6 +64,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&Backfill{},
 		&BackfillList{},
+		&Calendar{},
+		&CalendarList{},
 		&CronJob{},
 		&CronJobList{},
 	)

@@ -55,6 +55,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=batch.tutorial.kubebuilder.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("backfills"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().Backfills().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("calendars"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().Calendars().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("cronjobs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().CronJobs().Informer()}, nil
 

@@ -60,6 +60,13 @@ type CronJobSpecApplyConfiguration struct {
 	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
 	// FailedJobsHistoryLimit is how many failed Jobs to keep.
 	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
+	// ExcludeCalendars names Calendars (cluster-scoped) whose dates and
+	// ranges start no scheduled run of this CronJob: such a time is counted
+	// in status.missedRuns under Excluded and is never owed later. While a
+	// named Calendar does not exist (or cannot be read) every due run is
+	// held, counted under CalendarUnresolved, and the CalendarsResolved
+	// condition is False. The run-now annotation is not held by calendars.
+	ExcludeCalendars []string `json:"excludeCalendars,omitempty"`
 }
 
 // CronJobSpecApplyConfiguration constructs a declarative configuration of the CronJobSpec type for use with
@@ -145,5 +152,15 @@ func (b *CronJobSpecApplyConfiguration) WithSuccessfulJobsHistoryLimit(value int
 // If called multiple times, the FailedJobsHistoryLimit field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithFailedJobsHistoryLimit(value int32) *CronJobSpecApplyConfiguration {
 	b.FailedJobsHistoryLimit = &value
+	return b
+}
+
+// WithExcludeCalendars adds the given value to the ExcludeCalendars field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExcludeCalendars field.
+func (b *CronJobSpecApplyConfiguration) WithExcludeCalendars(values ...string) *CronJobSpecApplyConfiguration {
+	for i := range values {
+		b.ExcludeCalendars = append(b.ExcludeCalendars, values[i])
+	}
 	return b
 }

@@ -26,6 +26,10 @@ type BackfillListerExpansion interface{}
 // BackfillNamespaceLister.
 type BackfillNamespaceListerExpansion interface{}
 
+// CalendarListerExpansion allows custom methods to be added to
+// CalendarLister.
+type CalendarListerExpansion interface{}
+
 // CronJobListerExpansion allows custom methods to be added to
 // CronJobLister.
 type CronJobListerExpansion interface{}

@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// Backfills returns a BackfillInformer.
 	Backfills() TypedBackfillInformer
+	// Calendars returns a CalendarInformer.
+	Calendars() TypedCalendarInformer
 	// CronJobs returns a CronJobInformer.
 	CronJobs() TypedCronJobInformer
 }
@@ -44,6 +46,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // Backfills returns a TypedBackfillInformer.
 func (v *version) Backfills() TypedBackfillInformer {
 	return &backfillInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// Calendars returns a TypedCalendarInformer.
+func (v *version) Calendars() TypedCalendarInformer {
+	return &calendarInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // CronJobs returns a TypedCronJobInformer.

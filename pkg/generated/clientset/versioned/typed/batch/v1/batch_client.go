@@ -29,6 +29,7 @@ import (
 type BatchV1Interface interface {
 	RESTClient() rest.Interface
 	BackfillsGetter
+	CalendarsGetter
 	CronJobsGetter
 }
 
@@ -39,6 +40,10 @@ type BatchV1Client struct {
 
 func (c *BatchV1Client) Backfills(namespace string) BackfillInterface {
 	return newBackfills(c, namespace)
+}
+
+func (c *BatchV1Client) Calendars() CalendarInterface {
+	return newCalendars(c)
 }
 
 func (c *BatchV1Client) CronJobs(namespace string) CronJobInterface {

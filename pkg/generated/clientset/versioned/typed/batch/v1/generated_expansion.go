@@ -20,4 +20,6 @@ package v1
 
 type BackfillExpansion interface{}
 
+type CalendarExpansion interface{}
+
 type CronJobExpansion interface{}

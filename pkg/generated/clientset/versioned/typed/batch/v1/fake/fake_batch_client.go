@@ -32,6 +32,10 @@ func (c *FakeBatchV1) Backfills(namespace string) v1.BackfillInterface {
 	return newFakeBackfills(c, namespace)
 }
 
+func (c *FakeBatchV1) Calendars() v1.CalendarInterface {
+	return newFakeCalendars(c)
+}
+
 func (c *FakeBatchV1) CronJobs(namespace string) v1.CronJobInterface {
 	return newFakeCronJobs(c, namespace)
 }

@@ -1,0 +1,265 @@
+package planner
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+)
+
+func calendarOf(name, zone string, dates []string, ranges ...[2]string) *cronv1.Calendar {
+	cal := &cronv1.Calendar{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cronv1.CalendarSpec{TimeZone: zone}}
+	for _, d := range dates {
+		cal.Spec.Dates = append(cal.Spec.Dates, cronv1.CalendarDate(d))
+	}
+	for _, r := range ranges {
+		cal.Spec.Ranges = append(cal.Spec.Ranges, cronv1.CalendarRange{Start: cronv1.CalendarTime(r[0]), End: cronv1.CalendarTime(r[1])})
+	}
+	return cal
+}
+
+func excluding(names ...string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.ExcludeCalendars = names }
+}
+
+func calendarsOf(cals ...*cronv1.Calendar) map[string]*cronv1.Calendar {
+	out := map[string]*cronv1.Calendar{}
+	for _, c := range cals {
+		out[c.Name] = c
+	}
+	return out
+}
+
+// The edges of dates and ranges, read in the Calendar's zone whatever the
+// zone of the instant.
+func TestCalendarExcludes(t *testing.T) {
+	utc := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	cases := []struct {
+		name string
+		cal  *cronv1.Calendar
+		at   time.Time
+		want bool
+	}{
+		{"a date, first instant", calendarOf("c", "UTC", []string{"2026-05-01"}), utc("2026-05-01T00:00:00Z"), true},
+		{"a date, last instant", calendarOf("c", "UTC", []string{"2026-05-01"}), utc("2026-05-01T23:59:59Z"), true},
+		{"the day after a date", calendarOf("c", "UTC", []string{"2026-05-01"}), utc("2026-05-02T00:00:00Z"), false},
+		{"unset zone is UTC", calendarOf("c", "", []string{"2026-05-01"}), utc("2026-04-30T23:59:00Z"), false},
+		{"a date in New York: 03:00 UTC is the evening before", calendarOf("c", "America/New_York", []string{"2026-04-30"}), utc("2026-05-01T03:00:00Z"), true},
+		{"a date in New York: 04:00 UTC is the day itself", calendarOf("c", "America/New_York", []string{"2026-04-30"}), utc("2026-05-01T04:00:00Z"), false},
+		{"a date in a time of another zone (Tokyo)", calendarOf("c", "UTC", []string{"2026-05-01"}), time.Date(2026, 5, 2, 8, 59, 0, 0, time.FixedZone("JST", 9*3600)), true},
+		// 2026-03-29 in Berlin is 23 hours long: 2026-03-28T23:00Z to 2026-03-29T22:00Z.
+		{"DST: the short day starts an hour before UTC midnight", calendarOf("c", "Europe/Berlin", []string{"2026-03-29"}), utc("2026-03-28T23:00:00Z"), true},
+		{"DST: its last instant", calendarOf("c", "Europe/Berlin", []string{"2026-03-29"}), utc("2026-03-29T21:59:59Z"), true},
+		{"DST: the next day starts at 22:00 UTC", calendarOf("c", "Europe/Berlin", []string{"2026-03-29"}), utc("2026-03-29T22:00:00Z"), false},
+		// 2026-10-25 in Berlin is 25 hours long: 2026-10-24T22:00Z to 2026-10-25T23:00Z.
+		{"DST: the long day's extra hour", calendarOf("c", "Europe/Berlin", []string{"2026-10-25"}), utc("2026-10-25T22:30:00Z"), true},
+		{"range of days, both ends included", calendarOf("c", "UTC", nil, [2]string{"2026-12-24", "2027-01-01"}), utc("2027-01-01T23:59:00Z"), true},
+		{"range of days, before its start", calendarOf("c", "UTC", nil, [2]string{"2026-12-24", "2027-01-01"}), utc("2026-12-23T23:59:00Z"), false},
+		{"range of times, start included", calendarOf("c", "UTC", nil, [2]string{"2026-12-24T18:00", "2026-12-28T08:00"}), utc("2026-12-24T18:00:00Z"), true},
+		{"range of times, end excluded", calendarOf("c", "UTC", nil, [2]string{"2026-12-24T18:00", "2026-12-28T08:00"}), utc("2026-12-28T08:00:00Z"), false},
+		{"range of times, just before the end", calendarOf("c", "UTC", nil, [2]string{"2026-12-24T18:00", "2026-12-28T08:00:00"}), utc("2026-12-28T07:59:59Z"), true},
+		{"range end in New York, read there", calendarOf("c", "America/New_York", nil, [2]string{"2026-05-01", "2026-05-01T06:00"}), utc("2026-05-01T09:59:00Z"), true},
+		{"range end in New York, reached", calendarOf("c", "America/New_York", nil, [2]string{"2026-05-01", "2026-05-01T06:00"}), utc("2026-05-01T10:00:00Z"), false},
+		{"a time start, a day end", calendarOf("c", "UTC", nil, [2]string{"2026-05-01T12:00", "2026-05-01"}), utc("2026-05-01T23:00:00Z"), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Excludes(tc.cal, tc.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("Excludes(%v) = %v, want %v", tc.at, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCalendarUnusable(t *testing.T) {
+	for _, cal := range []*cronv1.Calendar{
+		calendarOf("c", "Mars/Olympus_Mons", nil),
+		calendarOf("c", "Local", nil),
+		calendarOf("c", "UTC", []string{"2026-02-30"}),
+		calendarOf("c", "UTC", nil, [2]string{"2026-05-01", "tomorrow"}),
+	} {
+		if _, err := Excludes(cal, ten); err == nil {
+			t.Errorf("%+v: no error", cal.Spec)
+		}
+	}
+}
+
+// outcome is how a test reports a plan's creates: all started, or the first
+// failing in a way a retry mends.
+type outcome int
+
+const (
+	unreported outcome = iota
+	allStarted
+	firstFails
+)
+
+func TestDecideCalendars(t *testing.T) {
+	friday := calendarOf("friday", "UTC", []string{"2026-05-01"})
+	saturday := calendarOf("saturday", "UTC", []string{"2026-05-02"})
+	// 07:30 up to 09:00 UTC: the run of 08:00 only.
+	morning := calendarOf("morning", "UTC", nil, [2]string{"2026-05-01T07:30", "2026-05-01T09:00"})
+	ten30 := calendarOf("ten", "UTC", nil, [2]string{"2026-05-01T09:30", "2026-05-01T10:30"})
+	unresolved := func(reason, message string) func(*cronv1.CronJob) {
+		return func(cj *cronv1.CronJob) {
+			meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{Type: cronv1.ConditionCalendarsResolved, Status: metav1.ConditionFalse, Reason: reason, Message: message, ObservedGeneration: cj.Generation})
+		}
+	}
+	cases := []struct {
+		name      string
+		cronJob   *cronv1.CronJob
+		calendars map[string]*cronv1.Calendar
+		now       time.Time
+		report    outcome
+
+		wantCreates []string
+		wantMissed  map[string]int64
+		wantEvents  []string
+		// wantCondition is CalendarsResolved as "Status Reason"; "" absent.
+		wantCondition string
+		wantSettled   time.Time
+	}{
+		{name: "an excluded time starts nothing, counted as Excluded, settled",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("friday")), calendars: calendarsOf(friday), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "a time no calendar names runs",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday")), calendars: calendarsOf(saturday), now: at(5 * time.Second), report: allStarted,
+			wantCreates: hours(10), wantEvents: []string{"Normal SuccessfulCreate"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "one of two calendars excludes it",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday", "friday")), calendars: calendarsOf(saturday, friday), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "the edge of a range in New York: its end is not excluded",
+			cronJob:   cronJob(last(at(-time.Hour)), excluding("ny")),
+			calendars: calendarsOf(calendarOf("ny", "America/New_York", nil, [2]string{"2026-04-30", "2026-05-01T06:00"})), now: at(5 * time.Second), report: allStarted,
+			wantCreates: hours(10), wantEvents: []string{"Normal SuccessfulCreate"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "the edge of a range in New York: a minute later it is",
+			cronJob:   cronJob(last(at(-time.Hour)), excluding("ny")),
+			calendars: calendarsOf(calendarOf("ny", "America/New_York", nil, [2]string{"2026-04-30", "2026-05-01T06:01"})), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "CronJob in Tokyo, calendar in UTC: the instant decides",
+			// 19:00 JST on May 1 is 10:00 UTC, on Friday in UTC.
+			cronJob: cronJob(last(at(-time.Hour)), zone("Asia/Tokyo"), excluding("friday")), calendars: calendarsOf(friday), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "an excluded time is never late: Excluded, not DeadlineExceeded, no Warning",
+			cronJob: cronJob(last(at(-time.Hour)), deadline(10), excluding("friday")), calendars: calendarsOf(friday), now: at(time.Minute),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "Forbid with a Job active: an excluded time is Excluded, not held back",
+			cronJob:   cronJob(last(at(-time.Hour)), concurrency(cronv1.ForbidConcurrent), active(runOf(at(-time.Hour), "")), excluding("friday")),
+			calendars: calendarsOf(friday), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "Latest after an outage, the latest excluded: nothing starts, the rest superseded",
+			cronJob: cronJob(last(at(-3*time.Hour)), excluding("ten")), calendars: calendarsOf(ten30), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedExcluded: 1, cronv1.MissedSuperseded: 2}, wantEvents: []string{"Normal RunExcluded"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "Latest after an outage, an older time excluded: counted as Excluded, the latest starts",
+			cronJob: cronJob(last(at(-4*time.Hour)), excluding("morning")), calendars: calendarsOf(morning), now: at(5 * time.Second), report: allStarted,
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedExcluded: 1, cronv1.MissedSuperseded: 2},
+			wantEvents: []string{"Normal SuccessfulCreate"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "catch-up All over an excluded time: it is skipped, never owed",
+			cronJob: cronJob(last(at(-4*time.Hour)), catchUpAll(10), excluding("morning")), calendars: calendarsOf(morning), now: at(5 * time.Second), report: allStarted,
+			wantCreates: hours(7, 9, 10), wantMissed: map[string]int64{cronv1.MissedExcluded: 1},
+			wantEvents:    []string{"Normal SuccessfulCreate", "Normal RunExcluded", "Normal SuccessfulCreate", "Normal SuccessfulCreate"},
+			wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "catch-up All, the run before an excluded time fails: the excluded time is not counted past it",
+			cronJob: cronJob(last(at(-4*time.Hour)), catchUpAll(10), excluding("morning")), calendars: calendarsOf(morning), now: at(5 * time.Second), report: firstFails,
+			wantCreates: hours(7, 9, 10), wantEvents: []string{"Warning FailedCreate"}, wantCondition: "True Resolved", wantSettled: at(-4 * time.Hour)},
+		{name: "catch-up All, the oldest time excluded: counted at once",
+			cronJob: cronJob(last(at(-3*time.Hour)), catchUpAll(10), excluding("morning")), calendars: calendarsOf(morning), now: at(5 * time.Second),
+			wantCreates: hours(9, 10), wantMissed: map[string]int64{cronv1.MissedExcluded: 1}, wantEvents: []string{"Normal RunExcluded"},
+			wantCondition: "True Resolved", wantSettled: at(-2 * time.Hour)},
+		{name: "a missing calendar holds the run: counted, condition False, a Warning",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze")), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Warning CalendarNotFound", "Normal RunHeld"},
+			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "a missing calendar already reported: no second Warning",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; due runs are held until it exists`)), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Normal RunHeld"},
+			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "one calendar of two missing: held all the same",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday", "freeze")), calendars: calendarsOf(saturday), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Warning CalendarNotFound", "Normal RunHeld"},
+			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "a calendar whose zone the controller lacks holds the run",
+			cronJob:   cronJob(last(at(-time.Hour)), excluding("mars")),
+			calendars: calendarsOf(calendarOf("mars", "Mars/Olympus_Mons", nil)), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Warning CalendarInvalid", "Normal RunHeld"},
+			wantCondition: "False CalendarInvalid", wantSettled: at(0)},
+		{name: "a missing calendar between due times: only the condition",
+			cronJob: cronJob(last(at(0)), excluding("freeze")), now: at(5 * time.Second),
+			wantEvents: []string{"Warning CalendarNotFound"}, wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "the calendar back: the condition True again, the run starts",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; due runs are held until it exists`)), calendars: calendarsOf(saturday), now: at(5 * time.Second), report: allStarted,
+			wantCreates: hours(10), wantEvents: []string{"Normal SuccessfulCreate"}, wantCondition: "True Resolved", wantSettled: at(0)},
+		{name: "no calendars named: the condition goes",
+			cronJob: cronJob(last(at(-time.Hour)), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; due runs are held until it exists`)), now: at(5 * time.Second), report: allStarted,
+			wantCreates: hours(10), wantEvents: []string{"Normal SuccessfulCreate"}, wantSettled: at(0)},
+		{name: "run-now is an explicit request: calendars do not hold it",
+			cronJob: cronJob(last(at(0)), excluding("friday"), func(cj *cronv1.CronJob) {
+				cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "please"}
+			}), calendars: calendarsOf(friday), now: at(5 * time.Minute), report: allStarted,
+			wantCreates: []string{"manual"}, wantEvents: []string{"Normal SuccessfulCreate"}, wantCondition: "True Resolved", wantSettled: at(0)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(Input{CronJob: tc.cronJob, Now: tc.now, Calendars: tc.calendars})
+			var creates []string
+			for i, c := range p.Creates {
+				if c.Manual {
+					creates = append(creates, "manual")
+				} else {
+					creates = append(creates, c.Job.Name)
+				}
+				switch {
+				case tc.report == allStarted && p.Wants(c):
+					j := runOf(c.Time, "")
+					j.Name, j.manual = c.Job.Name, c.Manual
+					p.Started(c, j, true)
+				case tc.report == firstFails && i == 0:
+					p.CreateFailed(c, errors.New("etcd is tired"))
+				}
+			}
+			if !slices.Equal(creates, tc.wantCreates) {
+				t.Errorf("creates %q, want %q", creates, tc.wantCreates)
+			}
+			if got := missedOf(p.Status); !mapsEqual(got, tc.wantMissed) {
+				t.Errorf("missed %v, want %v", got, tc.wantMissed)
+			}
+			var events []string
+			for _, e := range p.Events {
+				if e.Reason != ReasonSawCompletedJob {
+					events = append(events, e.Type+" "+e.Reason)
+				}
+			}
+			if !slices.Equal(events, tc.wantEvents) {
+				t.Errorf("events %q, want %q (%+v)", events, tc.wantEvents, p.Events)
+			}
+			got := ""
+			if c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionCalendarsResolved); c != nil {
+				got = string(c.Status) + " " + c.Reason
+			}
+			if got != tc.wantCondition {
+				t.Errorf("CalendarsResolved %q, want %q", got, tc.wantCondition)
+			}
+			if c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionLastRunStarted); c != nil && c.Status == metav1.ConditionFalse {
+				t.Errorf("LastRunStarted False (%s): a held run is not a failure", c.Reason)
+			}
+			if settled := SettledUntil(tc.cronJob.CreationTimestamp.Time, &p.Status); !settled.Equal(tc.wantSettled) {
+				t.Errorf("settled until %v, want %v", settled, tc.wantSettled)
+			}
+		})
+	}
+}
