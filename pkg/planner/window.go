@@ -41,7 +41,11 @@ func (p *Plan) observeWindow(sched *schedule.Schedule) *schedule.Schedule {
 		meta.RemoveStatusCondition(&p.Status.Conditions, cronv1.ConditionExpired)
 	case p.now.After(spec.NotAfter.Time):
 		msg := "spec.notAfter " + formatTime(spec.NotAfter.Time) + " has passed: no scheduled run starts any more"
-		if p.setCondition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, msg) {
+		// Once per notAfter: a new generation alone says nothing new.
+		prev := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+		news := prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg
+		p.setCondition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, msg)
+		if news {
 			p.event(corev1.EventTypeNormal, ReasonExpired, "%s", msg)
 		}
 	default:
