@@ -48,7 +48,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
-		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob}
+		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob, planner.ReasonExpired}
 	slices.Sort(events)
 	i := strings.Index(readme, "through its Events:")
 	if i < 0 {

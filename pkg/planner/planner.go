@@ -66,6 +66,9 @@ const (
 	ReasonFailedDelete       = "FailedDelete"
 	ReasonUnexpectedJob      = "UnexpectedJob"
 	ReasonMissingJob         = "MissingJob"
+	// ReasonExpired: spec.notAfter has passed (window.go); also the reason
+	// of the Expired condition.
+	ReasonExpired = "Expired"
 )
 
 // Condition reasons that are not also Event or missed-run reasons.

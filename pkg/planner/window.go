@@ -25,10 +25,6 @@ import (
 // schedule. A run-now value still starts its Job: it asks for one run by
 // hand, as kubectl create job --from does, whatever the schedule says.
 
-// ReasonExpired is the Event, and the reason of the Expired condition,
-// when spec.notAfter has passed.
-const ReasonExpired = "Expired"
-
 // reasonNotAfterAhead is the reason of a False Expired condition.
 const reasonNotAfterAhead = "NotAfterAhead"
 

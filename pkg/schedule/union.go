@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
 )
@@ -19,9 +20,13 @@ import (
 // list, one without it a single schedule.
 const ListSeparator = " | "
 
-// MaxSchedules is the most entries spec.schedules may have, as the
-// schema's MaxItems on CronJobSpec.Schedules says.
-const MaxSchedules = 10
+// MaxSchedules is the most entries spec.schedules may have, and
+// MaxEntryLength the most characters of each, as the schema's MaxItems
+// and MaxLength say.
+const (
+	MaxSchedules   = 10
+	MaxEntryLength = 128
+)
 
 // ResolveList resolves each entry as Resolve does, with the same seed, so
 // an entry's H values do not depend on its place in the list. An error
@@ -36,6 +41,9 @@ func ResolveList(entries []string, seed string) ([]string, error) {
 	}
 	resolved := make([]string, len(entries))
 	for i, e := range entries {
+		if n := utf8.RuneCountInString(e); n > MaxEntryLength {
+			return nil, invalidSchedule("spec.schedules[%d]: %s: an entry takes at most %d characters", i, quote(e), MaxEntryLength)
+		}
 		r, err := Resolve(e, seed)
 		if err != nil {
 			return nil, entryError(i, err)

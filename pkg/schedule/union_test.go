@@ -6,7 +6,9 @@ import (
 	"time"
 )
 
-func ymd(y int, mo time.Month, d, h, mi int) time.Time { return time.Date(y, mo, d, h, mi, 0, 0, time.UTC) }
+func ymd(y int, mo time.Month, d, h, mi int) time.Time {
+	return time.Date(y, mo, d, h, mi, 0, 0, time.UTC)
+}
 
 func mustList(t *testing.T, zone string, entries ...string) *Schedule {
 	t.Helper()
