@@ -124,14 +124,17 @@ type CronJobSpec struct {
 	// +optional
 	Schedules []ScheduleEntry `json:"schedules,omitempty"`
 
-	// NotBefore, when set, is the first instant a scheduled run may be
-	// due: earlier times start nothing, are not counted as missed, and
-	// catch-up never reaches back before it.
+	// NotBefore, when set, is the first instant (RFC 3339, such as
+	// 2027-01-01T00:00:00Z; itself included) a scheduled run may be due:
+	// earlier times start nothing, are not counted as missed, and catch-up
+	// never reaches back before it. It must be before notAfter.
 	// +optional
 	NotBefore *metav1.Time `json:"notBefore,omitempty"`
 
-	// NotAfter, when set, is the last instant a scheduled run may be due:
-	// later times start nothing and are not counted as missed. Once it has
+	// NotAfter, when set, is the last instant (RFC 3339; itself included)
+	// a scheduled run may be due: later times start nothing and are not
+	// counted as missed. A run due inside the window and still owed after
+	// it (the controller was down) starts within the deadline as usual. Once it has
 	// passed, the condition Expired is True, status.nextScheduleTime is
 	// unset and the controller no longer wakes for the CronJob; moving it
 	// later brings the CronJob back under its catch-up policy, as resuming
