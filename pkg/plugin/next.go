@@ -26,9 +26,11 @@ const (
 // count times after now: the first is the one the controller writes to
 // status.nextScheduleTime.
 //
-// The schedule is read as the planner's observeSchedule reads it: every H
-// resolved with the seed namespace/name, then parsed in spec.timeZone (the
-// local zone of this process when unset, as the controller uses its own).
+// The schedule is read as the planner's observeSchedule reads it
+// (planner.ResolveSchedule: spec.schedule or the union of spec.schedules,
+// every H resolved with the seed namespace/name, then parsed in
+// spec.timeZone, the local zone of this process when unset, as the
+// controller uses its own), bounded to spec.notBefore and spec.notAfter.
 // The first time follows the planner's planRuns: the first scheduled time
 // after now counting from the time the CronJob's runs are settled until
 // (its last run, a later missed one, or its creation), which matters for
