@@ -231,8 +231,8 @@ type CronJobStatus struct {
 	// +optional
 	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
 
-	// NextScheduleTime is the next time a run is due, unset when suspended or
-	// when the schedule cannot be used.
+	// NextScheduleTime is the next time a run is due, unset when suspended,
+	// past spec.notAfter, or when the schedule cannot be used.
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
@@ -241,7 +241,8 @@ type CronJobStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// ResolvedSchedule is the schedule in use: spec.schedule with every H
-	// replaced by this CronJob's hashed value.
+	// replaced by this CronJob's hashed value; for spec.schedules, each
+	// entry so resolved, joined by " | ".
 	// +optional
 	ResolvedSchedule string `json:"resolvedSchedule,omitempty"`
 
