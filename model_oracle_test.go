@@ -112,20 +112,24 @@ func (w *modelWalk) naming(x *modelCJ, gen int64) *modelNaming {
 	if !ok {
 		return &modelNaming{}
 	}
-	key := spec.Schedule + "|" + ptr.Deref(spec.TimeZone, "<nil>") + "|" + x.skey
+	key := modelScheduleKey(spec) + "|" + ptr.Deref(spec.TimeZone, "<nil>") + "|" + modelWindowKey(spec) + "|" + x.skey
 	n, ok := w.namings[key]
 	if ok {
 		return n
 	}
-	n = &modelNaming{text: fmt.Sprintf("%q in %s", spec.Schedule, ptr.Deref(spec.TimeZone, "<local>"))}
-	resolved, err := schedule.Resolve(spec.Schedule, x.skey)
-	if err == nil {
-		var s *schedule.Schedule
-		if s, err = schedule.Parse(resolved, spec.TimeZone); err == nil {
-			n.valid, n.sched = true, s
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(resolved), "@every "); ok {
-				n.every, _ = time.ParseDuration(strings.TrimSpace(rest))
-			}
+	n = &modelNaming{text: fmt.Sprintf("%q in %s", modelScheduleKey(spec), ptr.Deref(spec.TimeZone, "<local>"))}
+	// spec.schedule or spec.schedules, as the controller reads them; the
+	// active window bounds the times named.
+	cj := &cronv1.CronJob{Spec: spec}
+	cj.Namespace, cj.Name, _ = strings.Cut(x.skey, "/")
+	if resolved, s, err := planner.ResolveSchedule(cj); err == nil {
+		n.valid, n.sched = true, s
+		if spec.NotBefore != nil || spec.NotAfter != nil {
+			n.sched = s.Within(modelTimeOf(spec.NotBefore), modelTimeOf(spec.NotAfter))
+			n.text += " within " + modelWindowKey(spec)
+		}
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(resolved), "@every "); ok {
+			n.every, _ = time.ParseDuration(strings.TrimSpace(rest))
 		}
 	}
 	w.namings[key] = n
@@ -138,7 +142,7 @@ func (w *modelWalk) naming(x *modelCJ, gen int64) *modelNaming {
 func (w *modelWalk) scheduleEdited(x *modelCJ) bool {
 	first := x.specs[1]
 	for _, s := range x.specs {
-		if s.Schedule != first.Schedule || ptr.Deref(s.TimeZone, "") != ptr.Deref(first.TimeZone, "") {
+		if modelScheduleKey(s) != modelScheduleKey(first) || ptr.Deref(s.TimeZone, "") != ptr.Deref(first.TimeZone, "") {
 			return true
 		}
 	}
@@ -163,6 +167,10 @@ func (w *modelWalk) named(x *modelCJ, gen int64, t time.Time, exact bool) modelT
 		return r
 	}
 	if n.every > 0 {
+		if !n.sched.InWindow(t) {
+			// The grid counts from an anchor, but the window bounds it.
+			return modelNo
+		}
 		if exact {
 			if w.scheduleEdited(x) {
 				return modelUnknown
@@ -224,6 +232,9 @@ func (w *modelWalk) enumerate(x *modelCJ, gen int64, from, to time.Time, limit i
 		}
 		k := from.Sub(x.created)/n.every + 1
 		for t := x.created.Add(k * n.every); !t.After(to); t = t.Add(n.every) {
+			if !n.sched.InWindow(t) {
+				continue
+			}
 			if out = append(out, t); len(out) > limit {
 				return nil, false
 			}
@@ -247,7 +258,15 @@ func (w *modelWalk) nextNamed(x *modelCJ, t time.Time) time.Time {
 	}
 	if n.every > 0 {
 		k := t.Sub(x.created)/n.every + 1
-		return x.created.Add(k * n.every)
+		next := x.created.Add(k * n.every)
+		for !next.IsZero() && !n.sched.InWindow(next) {
+			if n.sched.Ended(next) {
+				return time.Time{}
+			}
+			// Before the window: its first grid point in it.
+			next = n.sched.Next(next)
+		}
+		return next
 	}
 	return n.sched.Next(t)
 }
@@ -968,7 +987,7 @@ func (w *modelWalk) editSeenAfter(x *modelCJ, views []modelView, t time.Time) bo
 	}
 	key := func(g int64) string {
 		s := x.specs[g]
-		return s.Schedule + "|" + ptr.Deref(s.TimeZone, "")
+		return modelScheduleKey(s) + "|" + ptr.Deref(s.TimeZone, "")
 	}
 	for _, v := range views[at+1:] {
 		for _, g := range v.gens {
@@ -990,7 +1009,7 @@ func (w *modelWalk) editedSince(x *modelCJ, t time.Time) bool {
 			continue
 		}
 		a, b := x.specs[x.storeGens[i-1].gen], x.specs[g.gen]
-		if a.Schedule != b.Schedule || ptr.Deref(a.TimeZone, "") != ptr.Deref(b.TimeZone, "") {
+		if modelScheduleKey(a) != modelScheduleKey(b) || ptr.Deref(a.TimeZone, "") != ptr.Deref(b.TimeZone, "") {
 			return true
 		}
 	}
@@ -1476,4 +1495,28 @@ func modelCatchUpLimit(spec *cronv1.CronJobSpec) int {
 		return int(ptr.Deref(spec.CatchUpLimit, 10))
 	}
 	return 1
+}
+
+// modelScheduleKey is the schedule text of a spec: spec.schedule, or the
+// entries of spec.schedules joined.
+func modelScheduleKey(s cronv1.CronJobSpec) string {
+	return planner.ScheduleText(&cronv1.CronJob{Spec: s})
+}
+
+// modelWindowKey is the active window of a spec, for keys and messages.
+func modelWindowKey(s cronv1.CronJobSpec) string {
+	f := func(t *metav1.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return modelFmtTime(t.Time)
+	}
+	return "[" + f(s.NotBefore) + ", " + f(s.NotAfter) + "]"
+}
+
+func modelTimeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }

@@ -621,6 +621,20 @@ func (w *modelWalk) randomSchedule() string {
 	return pick(w.rng, modelSchedules)
 }
 
+// maybeSchedules replaces, one time in eight, spec.schedule by a list of two
+// or three schedules (no @every: the schema refuses it in a list).
+func (w *modelWalk) maybeSchedules(s *cronv1.CronJobSpec) {
+	if w.rng.Float64() >= 0.125 {
+		return
+	}
+	s.Schedule, s.Schedules = "", nil
+	for len(s.Schedules) < 2+w.rng.Intn(2) {
+		if e := pick(w.rng, modelSchedules); !strings.HasPrefix(e, "@every") {
+			s.Schedules = append(s.Schedules, cronv1.ScheduleEntry(e))
+		}
+	}
+}
+
 func (w *modelWalk) randomZone() *string {
 	if w.rng.Float64() < 0.03 {
 		return ptr.To("Mars/Olympus_Mons")
@@ -650,6 +664,21 @@ func (w *modelWalk) createCronJob(name string) {
 			}}},
 		},
 	}
+	w.maybeSchedules(&spec)
+	if w.rng.Float64() < 0.1 {
+		// An active window: opening up to three hours from now, closing one
+		// to twelve hours after that, or open on one side.
+		lo := w.now().Add(time.Duration(w.rng.Intn(180)) * time.Minute).Truncate(time.Second)
+		hi := lo.Add(time.Duration(60+w.rng.Intn(660)) * time.Minute)
+		switch w.rng.Intn(3) {
+		case 0:
+			spec.NotBefore = &metav1.Time{Time: lo}
+		case 1:
+			spec.NotAfter = &metav1.Time{Time: hi}
+		default:
+			spec.NotBefore, spec.NotAfter = &metav1.Time{Time: lo}, &metav1.Time{Time: hi}
+		}
+	}
 	cj := w.srv.createCronJob(&cronv1.CronJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
@@ -673,8 +702,8 @@ func modelDescribeSpec(s *cronv1.CronJobSpec) string {
 	if s.StartingDeadlineSeconds != nil {
 		d = fmt.Sprint(*s.StartingDeadlineSeconds)
 	}
-	return fmt.Sprintf("schedule=%q zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d",
-		s.Schedule, ptr.Deref(s.TimeZone, "<local>"), ptr.Deref(s.Suspend, false), s.ConcurrencyPolicy, d,
+	return fmt.Sprintf("schedule=%q window=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d",
+		modelScheduleKey(*s), modelWindowKey(*s), ptr.Deref(s.TimeZone, "<local>"), ptr.Deref(s.Suspend, false), s.ConcurrencyPolicy, d,
 		s.CatchUpPolicy, ptr.Deref(s.CatchUpLimit, 0), ptr.Deref(s.SuccessfulJobsHistoryLimit, -1), ptr.Deref(s.FailedJobsHistoryLimit, -1))
 }
 
@@ -1115,8 +1144,9 @@ func (w *modelWalk) editSpec(x *modelCJ) {
 		s := &cj.Spec
 		switch r := w.rng.Float64(); {
 		case r < 0.33 || (r < 0.6 && !w.naming(x, cj.Generation).valid):
-			s.Schedule = w.randomSchedule()
-			what = fmt.Sprintf("schedule=%q", s.Schedule)
+			s.Schedule, s.Schedules = w.randomSchedule(), nil
+			w.maybeSchedules(s)
+			what = fmt.Sprintf("schedule=%q", modelScheduleKey(*s))
 		case r < 0.48:
 			s.TimeZone = w.randomZone()
 			what = "timeZone=" + *s.TimeZone

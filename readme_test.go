@@ -50,7 +50,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
 		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
-		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid}
+		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired}
 	slices.Sort(events)
 	i := strings.Index(readme, "through its Events:")
 	if i < 0 {

@@ -47,7 +47,10 @@ func HoldsRunRecord(j metav1.Object) bool {
 // New builds the Job for the run of cj scheduled at t. The scheduled-at
 // annotation is written in loc, the CronJob's time zone.
 func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
-	return fromTemplate(cj, Name(cj.Name, t), cronv1.ScheduledAtAnnotation, t.In(loc).Format(time.RFC3339))
+	at := t.In(loc).Format(time.RFC3339)
+	j := fromTemplate(cj, Name(cj.Name, t), cronv1.ScheduledAtAnnotation, at)
+	withScheduledTime(&j.Spec.Template, at)
+	return j
 }
 
 // ManualName is the name of the Job started for the run-now value that

@@ -25,7 +25,7 @@ var (
 	cronJobLabelNames = []string{"namespace", "name"}
 
 	cronJobNextScheduleTime = prometheus.NewDesc(namespace+"_cronjob_next_schedule_time",
-		"Unix time of the CronJob's next scheduled run (status.nextScheduleTime); absent while suspended or while the schedule cannot be used.",
+		"Unix time of the CronJob's next scheduled run (status.nextScheduleTime); absent while suspended, past spec.notAfter, or while the schedule cannot be used.",
 		cronJobLabelNames, nil)
 	cronJobLastScheduleTime = prometheus.NewDesc(namespace+"_cronjob_status_last_schedule_time",
 		"Unix time of the scheduled time of the CronJob's latest started run (status.lastScheduleTime); absent before the first.",

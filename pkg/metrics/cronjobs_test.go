@@ -27,7 +27,7 @@ var perCronJobNames = []string{
 }
 
 const perCronJobHeaders = `
-# HELP cronjob_controller_cronjob_next_schedule_time Unix time of the CronJob's next scheduled run (status.nextScheduleTime); absent while suspended or while the schedule cannot be used.
+# HELP cronjob_controller_cronjob_next_schedule_time Unix time of the CronJob's next scheduled run (status.nextScheduleTime); absent while suspended, past spec.notAfter, or while the schedule cannot be used.
 # TYPE cronjob_controller_cronjob_next_schedule_time gauge
 # HELP cronjob_controller_cronjob_spec_suspend 1 when the CronJob is suspended (spec.suspend), else 0.
 # TYPE cronjob_controller_cronjob_spec_suspend gauge

@@ -14,7 +14,9 @@
 //   - finished Jobs beyond the history limits are deleted, oldest first;
 //   - a new run-now value asks for one Job, whatever suspend and the
 //     concurrency policy say;
-//   - a time is a run when the schedule in force names it, it is after the
+//   - a time is a run when the schedule in force names it (spec.schedule, or
+//     any entry of spec.schedules), it lies in the active window
+//     (spec.notBefore, spec.notAfter; see window.go), it is after the
 //     last run started (the CronJob's creation before the first) and after
 //     every time counted as missed, and each earlier schedule still in force
 //     at that time names it
@@ -68,6 +70,9 @@ const (
 	ReasonFailedDelete       = "FailedDelete"
 	ReasonUnexpectedJob      = "UnexpectedJob"
 	ReasonMissingJob         = "MissingJob"
+	// ReasonExpired: spec.notAfter has passed (window.go); also the reason
+	// of the Expired condition.
+	ReasonExpired = "Expired"
 )
 
 // Condition reasons that are not also Event or missed-run reasons.
@@ -258,6 +263,7 @@ func Decide(in Input) *Plan {
 	if sched == nil {
 		return p
 	}
+	sched = p.observeWindow(sched)
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		p.Status.NextScheduleTime = nil
 		return p
@@ -484,11 +490,7 @@ func RunNowKey(value string) string {
 // nil when the schedule cannot be used.
 func (p *Plan) observeSchedule() *schedule.Schedule {
 	spec := p.cj.Spec
-	resolved, err := schedule.Resolve(spec.Schedule, p.cj.Namespace+"/"+p.cj.Name)
-	var sched *schedule.Schedule
-	if err == nil {
-		sched, err = schedule.Parse(resolved, spec.TimeZone)
-	}
+	resolved, sched, err := ResolveSchedule(p.cj)
 	if err != nil {
 		// An unusable schedule is in force too: it names no time, so fixing
 		// it later starts nothing for the time before the fix.
@@ -570,7 +572,7 @@ func parseResolved(resolved, zone string) *schedule.Schedule {
 	if zone != "" {
 		z = &zone
 	}
-	s, err := schedule.Parse(resolved, z)
+	s, err := schedule.ParseResolved(resolved, z)
 	if err != nil {
 		return nil
 	}
@@ -653,7 +655,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	due, err := sched.MostRecent(base, now)
 	if err != nil {
 		p.scheduleInvalid(&schedule.Error{Reason: schedule.ReasonInvalidSchedule,
-			Message: fmt.Sprintf("schedule %s: %v", quote(spec.Schedule), err)})
+			Message: fmt.Sprintf("schedule %s: %v", quote(ScheduleText(p.cj)), err)})
 		return
 	}
 	st.NextScheduleTime = timeOrNil(due.Next)
@@ -839,7 +841,7 @@ func (p *Plan) previous(base time.Time) []previousSchedule {
 			if e.TimeZone != "" {
 				zone = &e.TimeZone
 			}
-			prev.sched, _ = schedule.Parse(e.Schedule, zone)
+			prev.sched, _ = schedule.ParseResolved(e.Schedule, zone)
 		}
 		out = append(out, prev)
 	}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -25,31 +26,39 @@ const (
 // count times after now: the first is the one the controller writes to
 // status.nextScheduleTime.
 //
-// The schedule is read as the planner's observeSchedule reads it: every H
-// resolved with the seed namespace/name, then parsed in spec.timeZone (the
-// local zone of this process when unset, as the controller uses its own).
+// The schedule is read as the planner's observeSchedule reads it
+// (planner.ResolveSchedule: spec.schedule or the union of spec.schedules,
+// every H resolved with the seed namespace/name, then parsed in
+// spec.timeZone, the local zone of this process when unset, as the
+// controller uses its own), bounded to spec.notBefore and spec.notAfter.
 // The first time follows the planner's planRuns: the first scheduled time
 // after now counting from the time the CronJob's runs are settled until
 // (its last run, a later missed one, or its creation), which matters for
 // @every, whose times count from there.
 func NextTimes(cj *cronv1.CronJob, now time.Time, count int) (*schedule.Schedule, string, []time.Time, error) {
-	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
+	resolved, sched, err := planner.ResolveSchedule(cj)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	sched, err := schedule.Parse(resolved, cj.Spec.TimeZone)
-	if err != nil {
-		return nil, "", nil, err
+	if cj.Spec.NotBefore != nil || cj.Spec.NotAfter != nil {
+		sched = sched.Within(timeOf(cj.Spec.NotBefore), timeOf(cj.Spec.NotAfter))
 	}
 	due, err := sched.MostRecent(settledUntil(cj), now)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("schedule %q: %w", cj.Spec.Schedule, err)
+		return nil, "", nil, fmt.Errorf("schedule %q: %w", planner.ScheduleText(cj), err)
 	}
 	var times []time.Time
 	for t := due.Next; !t.IsZero() && len(times) < count; t = sched.Next(t) {
 		times = append(times, t)
 	}
 	return sched, resolved, times, nil
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }
 
 // settledUntil is the time after which the controller looks for runs: the
@@ -75,8 +84,13 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 	if err != nil {
 		return fmt.Errorf("%s/%s: %w", Resource, name, err)
 	}
-	fmt.Fprintf(w, "schedule %q", cj.Spec.Schedule)
-	if resolved != cj.Spec.Schedule {
+	text := planner.ScheduleText(cj)
+	what := "schedule"
+	if len(cj.Spec.Schedules) > 0 {
+		what = "schedules"
+	}
+	fmt.Fprintf(w, "%s %q", what, text)
+	if resolved != text {
 		fmt.Fprintf(w, " (resolved %q)", resolved)
 	}
 	zone := ptr.Deref(cj.Spec.TimeZone, "")
@@ -89,6 +103,9 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 		fmt.Fprintf(w, " in %s\n", zone)
 	}
 	if len(times) == 0 {
+		if na := cj.Spec.NotAfter; na != nil && c.Clock.Now().After(na.Time) {
+			fmt.Fprintf(w, "expired: spec.notAfter %s has passed\n", na.UTC().Format(utcLayout))
+		}
 		fmt.Fprintln(w, "no further runs")
 		return nil
 	}

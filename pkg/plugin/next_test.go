@@ -32,6 +32,14 @@ func TestNextTimesStartWhereTheControllerSaysTheNextRunIs(t *testing.T) {
 			}
 		})},
 		{"across a daylight saving change", newCronJob("dst", "30 2 * * *", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("America/New_York") })},
+		{"several schedules, H among them", newCronJob("union", "", func(cj *cronv1.CronJob) {
+			cj.Spec.Schedules = []cronv1.ScheduleEntry{"0 9 * * 1-5", "H 17 * * 5", "0 9 * * *"}
+			cj.Spec.TimeZone = ptr.To("Europe/Berlin")
+		})},
+		{"a window that opens later", newCronJob("later", "0 * * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.NotBefore = &metav1.Time{Time: time.Date(2028, 1, 1, 0, 30, 0, 0, time.UTC)}
+			cj.Spec.NotAfter = &metav1.Time{Time: time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC)}
+		})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, now := range []time.Time{t0, time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)} {
@@ -141,5 +149,19 @@ func TestNextRefusesWhatTheControllerRefuses(t *testing.T) {
 	f := newFakes([]*cronv1.CronJob{newCronJob("ok", "@hourly")})
 	if err := Next(context.Background(), f.clients(), &bytes.Buffer{}, "ok", 0); err == nil {
 		t.Error("a count of 0 was accepted")
+	}
+}
+
+func TestNextSaysExpired(t *testing.T) {
+	cj := newCronJob("old", "0 * * * *", func(cj *cronv1.CronJob) {
+		cj.Spec.NotAfter = &metav1.Time{Time: t0.Add(-time.Hour)}
+	})
+	f := newFakes([]*cronv1.CronJob{cj})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "old", 3); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "expired: spec.notAfter") || !strings.Contains(out.String(), "no further runs") {
+		t.Errorf("output:\n%s", out.String())
 	}
 }

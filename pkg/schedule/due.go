@@ -55,7 +55,7 @@ func (s *Schedule) Before(t, lo time.Time) time.Time {
 			return time.Time{}
 		}
 		steps := (t.Sub(lo) - time.Nanosecond) / every
-		return lo.Add(steps * every)
+		return s.everyBefore(lo.Add(steps*every), lo, every)
 	}
 	if n := s.Next(lo); n.IsZero() || !n.Before(t) {
 		return time.Time{}
@@ -75,9 +75,19 @@ func (s *Schedule) Before(t, lo time.Time) time.Time {
 // MostRecent finds the scheduled times in (earliest, now]. The work is
 // bounded however long ago earliest is: past ManyMissed times it jumps
 // straight to the most recent one instead of walking every missed time.
+//
+// Past the end of an active window (window.go) the search stops at
+// notAfter, and a window with no time left after earliest has nothing due
+// and no next time; that is no error.
 func (s *Schedule) MostRecent(earliest, now time.Time) (Due, error) {
+	if s.Ended(now) {
+		now = s.notAfter
+	}
 	t := s.Next(earliest)
 	if t.IsZero() {
+		if !s.notAfter.IsZero() && s.nextUnbounded(earliest).After(s.notAfter) {
+			return Due{}, nil
+		}
 		return Due{}, ErrNeverFires
 	}
 	if t.After(now) {

@@ -114,6 +114,12 @@ func cut(s string, n int) string {
 type Schedule struct {
 	cron cron.Schedule
 	loc  *time.Location
+	// more are the other entries of a list (union.go): the schedule names
+	// the times any of them names.
+	more []cron.Schedule
+	// notBefore and notAfter bound the times it names (window.go); zero
+	// leaves that side open.
+	notBefore, notAfter time.Time
 }
 
 // Parse reads a CronJob's schedule and optional IANA time zone. A nil zone
@@ -169,6 +175,17 @@ func (s *Schedule) Location() *time.Location { return s.loc }
 // has none within five years (for example "59 23 31 2 *"). Around daylight
 // saving changes it follows the rules in dst.go.
 func (s *Schedule) Next(t time.Time) time.Time {
+	if !s.notBefore.IsZero() || !s.notAfter.IsZero() {
+		return s.nextInWindow(t)
+	}
+	return s.nextUnbounded(t)
+}
+
+// nextUnbounded is Next without the window.
+func (s *Schedule) nextUnbounded(t time.Time) time.Time {
+	if len(s.more) > 0 {
+		return nextOfAll(s.cron, s.more, s.loc, t)
+	}
 	return nextWithDST(s.cron, s.loc, t)
 }
 

@@ -28,6 +28,8 @@ type CronJob struct {
 // test of this package fails when a field added to the spec is not carried.
 type cronJobSpec struct {
 	schedule                   string
+	schedules                  []cronv1.ScheduleEntry
+	notBefore, notAfter        *metav1.Time
 	timeZone                   *string
 	startingDeadlineSeconds    *int64
 	concurrencyPolicy          cronv1.ConcurrencyPolicy
@@ -82,6 +84,9 @@ func NewCronJobLike(cj *cronv1.CronJob, prev *CronJob) *CronJob {
 	spec := &cj.Spec
 	s.spec = cronJobSpec{
 		schedule:                   spec.Schedule,
+		schedules:                  slices.Clone(spec.Schedules),
+		notBefore:                  spec.NotBefore.DeepCopy(),
+		notAfter:                   spec.NotAfter.DeepCopy(),
 		timeZone:                   ptr(spec.TimeZone),
 		startingDeadlineSeconds:    ptr(spec.StartingDeadlineSeconds),
 		concurrencyPolicy:          spec.ConcurrencyPolicy,
@@ -108,6 +113,9 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 		ObjectMeta: *s.ObjectMeta.DeepCopy(),
 		Spec: cronv1.CronJobSpec{
 			Schedule:                   s.spec.schedule,
+			Schedules:                  slices.Clone(s.spec.schedules),
+			NotBefore:                  s.spec.notBefore.DeepCopy(),
+			NotAfter:                   s.spec.notAfter.DeepCopy(),
 			TimeZone:                   ptr(s.spec.timeZone),
 			StartingDeadlineSeconds:    ptr(s.spec.startingDeadlineSeconds),
 			ConcurrencyPolicy:          s.spec.concurrencyPolicy,

@@ -28,9 +28,14 @@ import (
 func TestCronJobRoundTrip(t *testing.T) {
 	filler := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(1), serializer.NewCodecFactory(runtime.NewScheme()))
 	setSpecFields := map[string]bool{}
-	for range 300 {
+	for i := range 300 {
 		var cj cronv1.CronJob
 		filler.Fill(&cj)
+		if i%2 == 0 {
+			// The filler leaves a *metav1.Time nil.
+			cj.Spec.NotBefore = &metav1.Time{Time: time.Unix(int64(i)*1000, 0)}
+			cj.Spec.NotAfter = &metav1.Time{Time: time.Unix(int64(i)*2000+1, 0)}
+		}
 		want := cj.DeepCopy()
 		want.TypeMeta = metav1.TypeMeta{}
 		want.ManagedFields = nil

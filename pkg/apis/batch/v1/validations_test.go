@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -58,6 +59,42 @@ func TestValidationMarkers(t *testing.T) {
 		field       string
 	}
 	var edits []edit
+	// block finds the marker lines of a doc comment, or the line before
+	// pos when it has none yet.
+	block := func(doc *ast.CommentGroup, pos token.Pos) (first, last int) {
+		first, last = -1, -1
+		for _, c := range doc.List {
+			if strings.HasPrefix(c.Text, xvalidation) {
+				line := fset.Position(c.Pos()).Line - 1
+				if first < 0 {
+					first = line
+				}
+				last = line + 1
+			}
+		}
+		if first < 0 {
+			first = fset.Position(pos).Line - 1
+			last = first
+		}
+		return first, last
+	}
+	// The entries of spec.schedules carry the rules of spec.schedule on
+	// their type, ScheduleEntry.
+	const entryType = "ScheduleEntry"
+	want[entryType] = want["Schedule"]
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE || gd.Doc == nil || gd.Specs[0].(*ast.TypeSpec).Name.Name != entryType {
+			continue
+		}
+		first, last := block(gd.Doc, gd.Pos())
+		if strings.Join(lines[first:last], "\n") != strings.Join(want[entryType], "\n") {
+			if !*update {
+				t.Errorf("%s: the rule markers in types.go differ from pkg/schedule's rules; run go test ./pkg/apis/batch/v1 -run TestValidationMarkers -update, then make manifests", entryType)
+			}
+			edits = append(edits, edit{first, last, entryType})
+		}
+	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		ts, ok := n.(*ast.TypeSpec)
 		if !ok || ts.Name.Name != "CronJobSpec" {
@@ -98,9 +135,14 @@ func TestValidationMarkers(t *testing.T) {
 	if !*update || len(edits) == 0 {
 		return
 	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].first < edits[j].first })
 	for i := len(edits) - 1; i >= 0; i-- {
 		e := edits[i]
-		lines = append(lines[:e.first], append(append([]string{}, indent(want[e.field])...), lines[e.last:]...)...)
+		rules := indent(want[e.field])
+		if e.field == entryType {
+			rules = want[e.field]
+		}
+		lines = append(lines[:e.first], append(append([]string{}, rules...), lines[e.last:]...)...)
 	}
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ package v1
 
 import (
 	batchv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	applyconfigurationsbatchv1 "k8s.io/client-go/applyconfigurations/batch/v1"
 )
 
@@ -32,8 +33,30 @@ type CronJobSpecApplyConfiguration struct {
 	// @every <duration>. Time zones go in timeZone, not in the schedule.
 	// The API server refuses a schedule the controller cannot parse (CEL
 	// rules from pkg/schedule's ScheduleValidations), except one that never
-	// fires, which the controller reports.
+	// fires, which the controller reports. Exactly one of schedule and
+	// schedules is set.
 	Schedule *string `json:"schedule,omitempty"`
+	// Schedules, instead of schedule, runs the Job at every time any of
+	// them names: one Job per distinct time, so two entries naming the same
+	// minute start one Job. Each entry is read as schedule is (H forms
+	// included, hashed from namespace/name as for schedule, so an entry's
+	// times do not depend on its place in the list), in timeZone; @every
+	// is refused here, since its times count from the last run.
+	Schedules []batchv1.ScheduleEntry `json:"schedules,omitempty"`
+	// NotBefore, when set, is the first instant (RFC 3339, such as
+	// 2027-01-01T00:00:00Z; itself included) a scheduled run may be due:
+	// earlier times start nothing, are not counted as missed, and catch-up
+	// never reaches back before it. It must be before notAfter.
+	NotBefore *metav1.Time `json:"notBefore,omitempty"`
+	// NotAfter, when set, is the last instant (RFC 3339; itself included)
+	// a scheduled run may be due: later times start nothing and are not
+	// counted as missed. A run due inside the window and still owed after
+	// it (the controller was down) starts within the deadline as usual. Once it has
+	// passed, the condition Expired is True, status.nextScheduleTime is
+	// unset and the controller no longer wakes for the CronJob; moving it
+	// later brings the CronJob back under its catch-up policy, as resuming
+	// does. A run-now request still starts its Job after it.
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
 	// TimeZone is the IANA name of the zone the schedule is read in. When
 	// unset, the controller's local time zone is used. The API server
 	// refuses a name of the wrong shape; the controller reports one missing
@@ -80,6 +103,32 @@ func CronJobSpec() *CronJobSpecApplyConfiguration {
 // If called multiple times, the Schedule field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithSchedule(value string) *CronJobSpecApplyConfiguration {
 	b.Schedule = &value
+	return b
+}
+
+// WithSchedules adds the given value to the Schedules field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Schedules field.
+func (b *CronJobSpecApplyConfiguration) WithSchedules(values ...batchv1.ScheduleEntry) *CronJobSpecApplyConfiguration {
+	for i := range values {
+		b.Schedules = append(b.Schedules, values[i])
+	}
+	return b
+}
+
+// WithNotBefore sets the NotBefore field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NotBefore field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithNotBefore(value metav1.Time) *CronJobSpecApplyConfiguration {
+	b.NotBefore = &value
+	return b
+}
+
+// WithNotAfter sets the NotAfter field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NotAfter field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithNotAfter(value metav1.Time) *CronJobSpecApplyConfiguration {
+	b.NotAfter = &value
 	return b
 }
 

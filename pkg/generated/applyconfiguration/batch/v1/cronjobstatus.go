@@ -37,13 +37,14 @@ type CronJobStatusApplyConfiguration struct {
 	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
 	// LastSuccessfulTime is when the most recent successful Job completed.
 	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
-	// NextScheduleTime is the next time a run is due, unset when suspended or
-	// when the schedule cannot be used.
+	// NextScheduleTime is the next time a run is due, unset when suspended,
+	// past spec.notAfter, or when the schedule cannot be used.
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 	// ObservedGeneration is the spec generation this status was computed from.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// ResolvedSchedule is the schedule in use: spec.schedule with every H
-	// replaced by this CronJob's hashed value.
+	// replaced by this CronJob's hashed value; for spec.schedules, each
+	// entry so resolved, joined by " | ".
 	ResolvedSchedule *string `json:"resolvedSchedule,omitempty"`
 	// ResolvedTimeZone is the spec.timeZone the resolved schedule is read
 	// in; empty for the controller's local time.

@@ -1,0 +1,64 @@
+package planner
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// The active window, spec.notBefore and spec.notAfter, bounds the scheduled
+// times, not when their Jobs start: a time inside it that is owed when the
+// window closes (the controller was down) still starts, within the
+// starting deadline, as any owed run. A time outside it is no run: it
+// starts nothing and is not counted missed, and catch-up never reaches back
+// before notBefore. The bounds are read from the spec at each sync, as
+// suspend is: moving notAfter later makes the times since the old one runs
+// again, owed under the catch-up policy as after a resume.
+//
+// Past notAfter the condition Expired is True (an Event says so once),
+// status.nextScheduleTime is unset, and no wake-up is planned for the
+// schedule. A run-now value still starts its Job: it asks for one run by
+// hand, as kubectl create job --from does, whatever the schedule says.
+
+// reasonNotAfterAhead is the reason of a False Expired condition.
+const reasonNotAfterAhead = "NotAfterAhead"
+
+// observeWindow sets the Expired condition from spec.notAfter and returns
+// sched bounded to the window.
+func (p *Plan) observeWindow(sched *schedule.Schedule) *schedule.Schedule {
+	spec := p.cj.Spec
+	switch {
+	case spec.NotAfter == nil:
+		meta.RemoveStatusCondition(&p.Status.Conditions, cronv1.ConditionExpired)
+	case p.now.After(spec.NotAfter.Time):
+		msg := "spec.notAfter " + formatTime(spec.NotAfter.Time) + " has passed: no scheduled run starts any more"
+		// Once per notAfter: a new generation alone says nothing new.
+		prev := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+		news := prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg
+		p.setCondition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, msg)
+		if news {
+			p.event(corev1.EventTypeNormal, ReasonExpired, "%s", msg)
+		}
+	default:
+		p.setCondition(cronv1.ConditionExpired, metav1.ConditionFalse, reasonNotAfterAhead,
+			"scheduled runs end at spec.notAfter "+formatTime(spec.NotAfter.Time))
+		// Wake once the window has closed, to say so.
+		p.requeueBy(spec.NotAfter.Add(time.Second))
+	}
+	if spec.NotBefore == nil && spec.NotAfter == nil {
+		return sched
+	}
+	return sched.Within(timeOf(spec.NotBefore), timeOf(spec.NotAfter))
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
+}

@@ -1,0 +1,219 @@
+package planner
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+func notBefore(t time.Time) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.NotBefore = &metav1.Time{Time: t} }
+}
+func notAfter(t time.Time) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.NotAfter = &metav1.Time{Time: t} }
+}
+func schedules(entries ...string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Spec.Schedule = ""
+		cj.Spec.Schedules = nil
+		for _, e := range entries {
+			cj.Spec.Schedules = append(cj.Spec.Schedules, cronv1.ScheduleEntry(e))
+		}
+	}
+}
+func condition(typ string, status metav1.ConditionStatus, reason, msg string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg})
+	}
+}
+
+// windowCase is a row of TestDecideWindow and TestDecideSchedules.
+type windowCase struct {
+	name    string
+	cronJob *cronv1.CronJob
+	now     time.Time
+
+	wantCreates []string
+	wantMissed  map[string]int64
+	wantEvents  []string
+	wantRequeue time.Duration
+	// wantNext is status.nextScheduleTime; zero means unset.
+	wantNext time.Time
+	// wantExpired is the Expired condition's status; "" means absent.
+	wantExpired metav1.ConditionStatus
+	// wantResolved, when set, is status.resolvedSchedule.
+	wantResolved string
+	// wantInvalid, when set, is in the message of ScheduleValid=False.
+	wantInvalid string
+}
+
+func (tc windowCase) run(t *testing.T) {
+	t.Helper()
+	p := Decide(Input{CronJob: tc.cronJob, Now: tc.now})
+	if got := names(p.Creates, func(c Create) string { return c.Job.Name }); !slices.Equal(got, tc.wantCreates) {
+		t.Errorf("creates %q, want %q", got, tc.wantCreates)
+	}
+	if got := missedOf(p.Status); !mapsEqual(got, tc.wantMissed) {
+		t.Errorf("missed %v, want %v", got, tc.wantMissed)
+	}
+	if got := names(p.Events, func(e Event) string { return e.Type + " " + e.Reason }); !slices.Equal(got, tc.wantEvents) {
+		t.Errorf("events %q, want %q", got, tc.wantEvents)
+	}
+	if p.RequeueAfter != tc.wantRequeue {
+		t.Errorf("requeue %v, want %v", p.RequeueAfter, tc.wantRequeue)
+	}
+	if got := p.Status.NextScheduleTime; (got == nil) != tc.wantNext.IsZero() || (got != nil && !got.Time.Equal(tc.wantNext)) {
+		t.Errorf("nextScheduleTime %v, want %v", got, tc.wantNext)
+	}
+	c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+	if got := metav1.ConditionStatus(""); c != nil {
+		got = c.Status
+		if got != tc.wantExpired {
+			t.Errorf("Expired %s (%s: %s), want %q", got, c.Reason, c.Message, tc.wantExpired)
+		}
+	} else if tc.wantExpired != "" {
+		t.Errorf("no Expired condition, want %s", tc.wantExpired)
+	}
+	if tc.wantResolved != "" && p.Status.ResolvedSchedule != tc.wantResolved {
+		t.Errorf("resolvedSchedule %q, want %q", p.Status.ResolvedSchedule, tc.wantResolved)
+	}
+	valid := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionScheduleValid)
+	switch {
+	case tc.wantInvalid == "" && (valid == nil || valid.Status != metav1.ConditionTrue):
+		t.Errorf("ScheduleValid %+v, want True", valid)
+	case tc.wantInvalid != "" && (valid == nil || valid.Status != metav1.ConditionFalse || !strings.Contains(valid.Message, tc.wantInvalid)):
+		t.Errorf("ScheduleValid %+v, want False saying %q", valid, tc.wantInvalid)
+	}
+}
+
+func TestDecideWindow(t *testing.T) {
+	expiredAt := func(u time.Time) string {
+		return "spec.notAfter " + u.UTC().Format(time.RFC3339) + " has passed: no scheduled run starts any more"
+	}
+	for _, tc := range []windowCase{
+		{name: "before notBefore: nothing starts, nothing is missed, the next time is the first in the window",
+			cronJob: cronJob(notBefore(at(90 * time.Minute))), now: at(time.Second),
+			wantNext: at(2 * time.Hour), wantRequeue: 2*time.Hour - time.Second},
+		{name: "notBefore is included",
+			cronJob: cronJob(last(at(-time.Hour)), notBefore(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "catch-up never reaches back before notBefore (All)",
+			cronJob: cronJob(notBefore(at(-90*time.Minute)), catchUpAll(10)), now: at(time.Second),
+			wantCreates: hours(9, 10), wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "catch-up never reaches back before notBefore (Latest): the times before it are not superseded",
+			cronJob: cronJob(notBefore(at(-90 * time.Minute))), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1}, wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "notAfter ahead: runs as usual, Expired False, a wake-up when it passes",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(30*time.Minute))), now: at(time.Second),
+			wantCreates: hours(10), wantExpired: metav1.ConditionFalse, wantRequeue: 30*time.Minute + time.Second - time.Second},
+		{name: "notAfter is included; past it, expired at once: no next time, no wake-up",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "a run owed from inside the window still starts after it closed; later times are not missed",
+			cronJob: cronJob(last(at(-2*time.Hour)), notAfter(at(-30*time.Minute))), now: at(time.Second),
+			wantCreates: hours(9), wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "expired and settled: no run, no missed count, no wake-up",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(-30*time.Minute))), now: at(5 * time.Hour),
+			wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "expired already said: no second Event",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(-30*time.Minute)),
+				condition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, expiredAt(at(-30*time.Minute)))), now: at(5 * time.Hour),
+			wantExpired: metav1.ConditionTrue},
+		{name: "expired, suspended too: still no wake-up",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(-30*time.Minute)), func(cj *cronv1.CronJob) { cj.Spec.Suspend = new(true) }), now: at(5 * time.Hour),
+			wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "notAfter moved later: alive again, the times since owed under the catch-up policy as after a resume",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(5*time.Hour)),
+				condition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, expiredAt(at(-30*time.Minute)))), now: at(2*time.Hour + time.Second),
+			wantCreates: hours(12), wantMissed: map[string]int64{cronv1.MissedSuperseded: 2}, wantExpired: metav1.ConditionFalse,
+			wantNext: at(3 * time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "notAfter removed: the condition goes",
+			cronJob: cronJob(last(at(-time.Hour)), condition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, "x")), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "run-now past notAfter still starts: it is a request by hand",
+			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(-30*time.Minute)), func(cj *cronv1.CronJob) {
+				cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "now"}
+			}), now: at(5 * time.Hour),
+			wantCreates: []string{job.ManualName("cj", "", "now")}, wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "@every inside a window: on the grid from the last run, none before notBefore",
+			cronJob: cronJob(sched("@every 40m"), last(at(-2*time.Hour)), notBefore(at(-30*time.Minute))), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(40 * time.Minute), wantRequeue: 40*time.Minute - time.Second},
+		{name: "window in a DST zone: 02:30 on the spring day runs at 03:00, inside a window that starts at 02:59",
+			cronJob: cronJob(sched("30 2 * * *"), zone("Europe/Berlin"), func(cj *cronv1.CronJob) {
+				cj.CreationTimestamp = metav1.NewTime(time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC))
+			}, notBefore(time.Date(2026, 3, 29, 0, 59, 0, 0, time.UTC))), now: time.Date(2026, 3, 29, 1, 0, 1, 0, time.UTC),
+			wantCreates: []string{job.Name("cj", time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC))},
+			wantNext:    time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC), wantRequeue: time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC).Sub(time.Date(2026, 3, 29, 1, 0, 1, 0, time.UTC))},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+func TestDecideSchedules(t *testing.T) {
+	seed := "default/cj"
+	h9, _ := schedule.Resolve("H 9 * * *", seed)
+	h17, _ := schedule.Resolve("H 17 * * *", seed)
+	for _, tc := range []windowCase{
+		{name: "two schedules naming the same time make one Job",
+			cronJob: cronJob(schedules("0 * * * *", "0 */2 * * *"), last(at(-time.Hour))), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second,
+			wantResolved: "0 * * * * | 0 */2 * * *"},
+		{name: "the union of their times, caught up oldest first (All)",
+			cronJob: cronJob(schedules("0 9 * * *", "30 9 * * *"), last(at(-2*time.Hour)), catchUpAll(10)), now: at(time.Second),
+			wantCreates: []string{job.Name("cj", at(-time.Hour)), job.Name("cj", at(-30*time.Minute))},
+			wantNext:    at(23 * time.Hour), wantRequeue: 23*time.Hour - time.Second},
+		{name: "H in a list: each entry hashed from namespace/name, whatever its place",
+			cronJob: cronJob(schedules("H 17 * * *", "H 9 * * *"), last(ten)), now: at(time.Second),
+			wantResolved: h17 + " | " + h9, wantNext: nextOf(t, h9, h17, at(time.Second)), wantRequeue: nextOf(t, h9, h17, at(time.Second)).Sub(at(time.Second))},
+		{name: "a bad entry is named by its index",
+			cronJob: cronJob(schedules("0 * * * *", "0 0 30 2 *"), last(at(-time.Hour))), now: at(time.Second),
+			wantInvalid: "spec.schedules[1]", wantEvents: []string{"Warning InvalidSchedule"}},
+		{name: "@every is refused in a list",
+			cronJob: cronJob(schedules("0 * * * *", "@every 1h"), last(at(-time.Hour))), now: at(time.Second),
+			wantInvalid: "spec.schedules[1]", wantEvents: []string{"Warning InvalidSchedule"}},
+		{name: "from schedule to schedules: an edit, judged by both (10:00 both name; 09:30 only the new one, so no run)",
+			cronJob: cronJob(schedules("0 * * * *", "30 * * * *"), last(at(-time.Hour)), seen("0 * * * *", "UTC")), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(30 * time.Minute), wantRequeue: 30*time.Minute - time.Second},
+		{name: "the same list seen before is no edit: 09:30 was a run, superseded",
+			cronJob: cronJob(schedules("0 * * * *", "30 * * * *"), last(at(-time.Hour)), seen("0 * * * * | 30 * * * *", "UTC")), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1}, wantNext: at(30 * time.Minute), wantRequeue: 30*time.Minute - time.Second},
+		{name: "schedules with a window",
+			cronJob: cronJob(schedules("0 9 * * *", "0 11 * * *"), last(at(-2*time.Hour)), notAfter(at(30*time.Minute))), now: at(time.Second),
+			wantCreates: hours(9), wantExpired: metav1.ConditionFalse, wantRequeue: 30 * time.Minute},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// The list forms keep the change detection working: a list edited is a
+// schedule change, with the list it replaces kept in previousSchedules.
+func TestDecideSchedulesEditRecordsPreviousList(t *testing.T) {
+	cj := cronJob(schedules("0 * * * *", "30 * * * *"), last(at(-time.Hour)), seen("0 * * * * | 15 * * * *", "UTC"))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if got := p.Status.PreviousSchedules; len(got) != 1 || got[0].Schedule != "0 * * * * | 15 * * * *" {
+		t.Fatalf("previousSchedules %+v, want the replaced list", got)
+	}
+	if p.Status.ScheduleChangeTime == nil {
+		t.Error("no scheduleChangeTime")
+	}
+	if p.Status.ResolvedSchedule != "0 * * * * | 30 * * * *" {
+		t.Errorf("resolvedSchedule %q", p.Status.ResolvedSchedule)
+	}
+}
+
+func nextOf(t *testing.T, a, b string, after time.Time) time.Time {
+	t.Helper()
+	s, err := schedule.ParseList([]string{a, b}, new("UTC"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Next(after)
+}
