@@ -21,9 +21,9 @@ import (
 // deleted by TTL), so the barrier records B. The watch then catches up in
 // order: A's delete calls Forget(name), which drops B's barrier entry, and
 // B's add arrives at B's first version (never run). The first sync decides
-// from that and starts the 10:00 run again.
+// from that and started the 10:00 run again; the delete now forgets only
+// what was held for A (Store.ForgetUID).
 func TestReviewTakeoverRecreatedCronJobLosesBarrierEntry(t *testing.T) {
-	t.Skip("open (review of d14f647, finding 1): deleteCronJob forgets own-writes by name, so the old UID's delete event drops the barrier's entry for the re-created CronJob; a lagging watch then delivers the new CronJob's first, never-run version and the recorded 10:00 run starts twice")
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
 	live := newCronJob(createdAt(at(-15*time.Minute)), lastScheduled(at(0))) // B, as the API server holds it
