@@ -1,10 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -125,4 +127,49 @@ func TestReviewTakeoverJobCacheLagsForbid(t *testing.T) {
 		}
 	}
 	t.Logf("writes: %q", describe(f.kubeclient.Actions(), true))
+}
+
+// The old leader created the 10:00 Job (still holding the run-record
+// finalizer) and deferred its status write, then lost the Lease; the
+// standby's Job cache does not show that Job yet. Its create of the same
+// name is refused and the Job adopted: one Job for the run, no NameTaken,
+// and the status written records the 10:00 run. Passing.
+func TestReviewTakeoverDeferredStatusJobCacheLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	created := newJob(at(0), running, holdingRecord)
+	f.uncachedJobs = []*batchv1.Job{created}
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour))) // the deferred write never happened
+	f.cronJob.ResourceVersion = "20"
+	c, _, _ := f.newController(ctx)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := cache.MetaObjectToName(f.cronJob)
+	for range 3 { // the first sync, and any deferred status write after it
+		d, err := c.syncHandler(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= 0 || d > time.Minute {
+			break
+		}
+		f.clock.Step(d)
+	}
+	t.Logf("writes: %q", describe(f.kubeclient.Actions(), false))
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 || jobs.Items[0].UID != created.UID {
+		t.Errorf("Jobs %v, want only the old leader's %s", jobs.Items, created.Name)
+	}
+	for _, e := range f.events() {
+		if strings.Contains(e, "NameTaken") {
+			t.Errorf("event %s: the old leader's own Job counted as foreign", e)
+		}
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastScheduleTime == nil || !st.Status.LastScheduleTime.Time.Equal(at(0)) {
+		t.Errorf("status written %+v, want lastScheduleTime 10:00 (the adopted run)", st)
+	}
 }
