@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -171,5 +172,48 @@ func TestReviewTakeoverDeferredStatusJobCacheLags(t *testing.T) {
 	}
 	if st := f.writtenStatus(); st == nil || st.Status.LastScheduleTime == nil || !st.Status.LastScheduleTime.Time.Equal(at(0)) {
 		t.Errorf("status written %+v, want lastScheduleTime 10:00 (the adopted run)", st)
+	}
+}
+
+// As above for run-now: the old leader created the manual Job for value
+// "a" and deferred the status write recording lastRunNow; the standby's Job
+// cache lags. The create of the same name is refused and the Job adopted.
+// Passing.
+func TestReviewTakeoverDeferredRunNowJobCacheLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "a"}
+	})
+	f.cronJob.ResourceVersion = "20"
+	manual := job.NewManual(f.cronJob, "", "a", cronv1.RunNowAnnotation)
+	manual.UID = "uid-manual"
+	manual.Finalizers = []string{job.RunRecordFinalizer}
+	f.uncachedJobs = []*batchv1.Job{manual}
+	c, _, _ := f.newController(ctx)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := cache.MetaObjectToName(f.cronJob)
+	for range 3 {
+		d, err := c.syncHandler(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= 0 || d > time.Minute {
+			break
+		}
+		f.clock.Step(d)
+	}
+	t.Logf("writes: %q", describe(f.kubeclient.Actions(), false))
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 || jobs.Items[0].UID != manual.UID {
+		t.Errorf("Jobs %v, want only the old leader's %s", jobs.Items, manual.Name)
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastRunNow != "a" {
+		t.Errorf("status written %+v, want lastRunNow a (the adopted run-now)", st)
 	}
 }
