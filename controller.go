@@ -369,11 +369,14 @@ func (c *Controller) deleteCronJob(obj any) {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.writtenCronJobs.Forget(key)
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
+	// Only what was written for this very CronJob: one created again under
+	// its name may have been read live already (see ForgetUID).
+	var uid types.UID
 	if cj, ok := obj.(metav1.Object); ok {
+		uid = cj.GetUID()
 		// Its Jobs hold the run-record finalizer; nothing else releases it.
 		jobs, _ := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.GetUID()))
 		for _, o := range jobs {
@@ -382,6 +385,7 @@ func (c *Controller) deleteCronJob(obj any) {
 			}
 		}
 	}
+	c.writtenCronJobs.ForgetUID(key, uid)
 	c.queue.Add(key)
 }
 

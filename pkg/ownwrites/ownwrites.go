@@ -34,12 +34,20 @@ type Store[T metav1.Object] struct {
 
 	// versions, when set, keeps the version of each object last written
 	// past the TTL, until the cache shows it: see Behind.
-	versions map[cache.ObjectName]string
+	versions map[cache.ObjectName]version
 
 	mu      sync.Mutex
 	entries map[cache.ObjectName]entry[T]
 	byOwner map[types.UID]map[cache.ObjectName]struct{}
 	writes  int
+}
+
+// version is what the versioned store keeps of an object past the TTL: its
+// UID too, so the delete of an older object of the same name does not drop
+// it (see ForgetUID).
+type version struct {
+	rv  string
+	uid types.UID
 }
 
 type entry[T metav1.Object] struct {
@@ -66,7 +74,7 @@ func New[T metav1.Object](clk clock.PassiveClock, ttl time.Duration, owner func(
 // ones created by the thousand (Jobs).
 func NewVersioned[T metav1.Object](clk clock.PassiveClock, ttl time.Duration, owner func(T) types.UID) *Store[T] {
 	s := New(clk, ttl, owner)
-	s.versions = map[cache.ObjectName]string{}
+	s.versions = map[cache.ObjectName]version{}
 	return s
 }
 
@@ -82,7 +90,7 @@ func (s *Store[T]) Behind(cached metav1.Object) bool {
 	if !ok {
 		return false
 	}
-	if newerVersion(v, cached.GetResourceVersion()) {
+	if newerVersion(v.rv, cached.GetResourceVersion()) {
 		return true
 	}
 	delete(s.versions, key)
@@ -105,7 +113,7 @@ func (s *Store[T]) Wrote(obj T) {
 	}
 	s.remove(key)
 	if s.versions != nil {
-		s.versions[key] = obj.GetResourceVersion()
+		s.versions[key] = version{rv: obj.GetResourceVersion(), uid: obj.GetUID()}
 	}
 	e := entry[T]{obj: obj, expires: s.clock.Now().Add(s.ttl)}
 	if s.owner != nil {
@@ -178,7 +186,7 @@ func (s *Store[T]) Seen(obj metav1.Object) (own bool) {
 	key := cache.MetaObjectToName(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v, ok := s.versions[key]; ok && !newerVersion(v, obj.GetResourceVersion()) {
+	if v, ok := s.versions[key]; ok && !newerVersion(v.rv, obj.GetResourceVersion()) {
 		delete(s.versions, key)
 	}
 	e, ok := s.entries[key]
@@ -195,6 +203,23 @@ func (s *Store[T]) Forget(key cache.ObjectName) {
 	defer s.mu.Unlock()
 	s.remove(key)
 	delete(s.versions, key)
+}
+
+// ForgetUID drops what is held under key for the object with this UID, as
+// after that object's delete event. What was written for another object of
+// the same name is kept: a lagging watch delivers the delete of an older
+// CronJob after this process read its successor live (at takeover), and
+// dropping that read would let the successor's first version, older than
+// the read, stand for it. An empty uid forgets all, as Forget does.
+func (s *Store[T]) ForgetUID(key cache.ObjectName, uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.entries[key]; ok && (uid == "" || e.obj.GetUID() == uid) {
+		s.remove(key)
+	}
+	if v, ok := s.versions[key]; ok && (uid == "" || v.uid == uid) {
+		delete(s.versions, key)
+	}
 }
 
 // Len is the number of entries held, expired ones included until swept.

@@ -158,3 +158,38 @@ func TestBehindOutlivesTheTTL(t *testing.T) {
 		t.Error("a Store made by New keeps versions")
 	}
 }
+
+// The delete of one object forgets only what was written for it, not for a
+// successor of the same name read live before the delete event arrived.
+func TestForgetUIDKeepsASuccessorsWrite(t *testing.T) {
+	successor := func() *batchv1.Job {
+		j := obj("a", "30", "")
+		j.UID = "uid-successor"
+		return j
+	}
+	for _, tc := range []struct {
+		name     string
+		uid      types.UID
+		wantHeld bool
+	}{
+		{name: "the predecessor's delete", uid: "uid-a", wantHeld: true},
+		{name: "the successor's own delete", uid: "uid-successor", wantHeld: false},
+		{name: "a tombstone without the object", uid: "", wantHeld: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+			s := NewVersioned(clk, time.Minute, ownerOf)
+			s.Wrote(successor())
+			s.ForgetUID(cache.ObjectName{Namespace: "ns", Name: "a"}, tc.uid)
+			first := obj("a", "20", "") // the successor as the cache first shows it
+			first.UID = "uid-successor"
+			if got := s.Fresher(first); (got != first) != tc.wantHeld {
+				t.Errorf("Fresher gave resourceVersion %s; want the write held: %v", got.ResourceVersion, tc.wantHeld)
+			}
+			clk.Step(2 * time.Minute) // past the TTL the version still says the cache is behind
+			if got := s.Behind(first); got != tc.wantHeld {
+				t.Errorf("Behind past the TTL = %v, want %v", got, tc.wantHeld)
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+// Review of the takeover barrier (d14f647), finding 1: a CronJob deleted
+// and re-created under the same name while the standby's watch lags. The
+// cache shows the old CronJob (UID A); the live list shows the new one
+// (UID B) whose 10:00 run the old leader recorded (its Job released and
+// deleted by TTL), so the barrier records B. The watch then catches up in
+// order: A's delete calls Forget(name), which drops B's barrier entry, and
+// B's add arrives at B's first version (never run). The first sync decides
+// from that and started the 10:00 run again; the delete now forgets only
+// what was held for A (Store.ForgetUID).
+func TestReviewTakeoverRecreatedCronJobLosesBarrierEntry(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	live := newCronJob(createdAt(at(-15*time.Minute)), lastScheduled(at(0))) // B, as the API server holds it
+	live.UID = "cj-uid-B"
+	live.ResourceVersion = "30"
+	f.cronJob = live
+	c, _, cronFactory := f.newController(ctx)
+	indexer := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer()
+
+	old := newCronJob(createdAt(at(-2*time.Hour)), lastScheduled(at(-time.Hour))) // A, in the lagging cache
+	old.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, old)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The watch catches up, in order: A deleted (rv 15), B created (rv 20).
+	oldSlim, err := slim.FromCronJob(old.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := indexer.Delete(oldSlim); err != nil {
+		t.Fatal(err)
+	}
+	c.deleteCronJob(oldSlim)
+	first := newCronJob(createdAt(at(-15 * time.Minute))) // B as created: never run
+	first.UID = types.UID("cj-uid-B")
+	first.ResourceVersion = "20"
+	cacheCronJob(t, cronFactory, first)
+	firstObj, _, _ := indexer.GetByKey("default/cj")
+	c.enqueueCronJob(firstObj)
+
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(live)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if a == "create jobs default/"+jobName(at(0)) {
+			t.Errorf("%s: the 10:00 run of the re-created CronJob, recorded on the API server, runs twice after failover", a)
+		}
+	}
+}
+
+// The barrier's entry outlives ownWritesTTL while the cache still lags:
+// the versioned store then forces a live read, so the recorded run is not
+// started again. Passing: proves the change right on this point.
+func TestReviewTakeoverBarrierEntryExpiresCacheStillLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(0)))
+	f.cronJob.ResourceVersion = "20"
+	c, _, cronFactory := f.newController(ctx)
+	stale := newCronJob(lastScheduled(at(-time.Hour)))
+	stale.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, stale)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(2 * ownWritesTTL) // a long queue, or a slow first sync
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if a == "create jobs default/"+jobName(at(0)) {
+			t.Errorf("%s: the recorded 10:00 run starts again once the barrier's entry expired", a)
+		}
+	}
+	if got, err := c.cachedCronJob(ctx, cache.MetaObjectToName(f.cronJob)); err != nil || got.ResourceVersion < "20" {
+		t.Errorf("after the TTL the sync sees %v (err %v), want the live version 20 or newer", got, err)
+	}
+}
+
+// The Job cache lags at takeover: the old leader's 10:00 Job is running
+// (status.active lists it, read live by the barrier) but the standby's Job
+// cache does not show it. At 11:00 with Forbid, the standby must not start
+// the 11:00 run beside it.
+func TestReviewTakeoverJobCacheLagsForbid(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Hour+20*time.Second))
+	running10 := newJob(at(0), running)
+	f.uncachedJobs = []*batchv1.Job{running10}
+	f.cronJob = newCronJob(policy(cronv1.ForbidConcurrent), lastScheduled(at(0)), activeJobs(running10))
+	f.cronJob.ResourceVersion = "20"
+	c, _, cronFactory := f.newController(ctx)
+	stale := newCronJob(policy(cronv1.ForbidConcurrent), lastScheduled(at(-time.Hour)))
+	stale.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, stale)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if a == "create jobs default/"+jobName(at(time.Hour)) {
+			t.Errorf("%s: Forbid, yet the 11:00 run starts beside the old leader's running 10:00 Job the standby's Job cache does not show", a)
+		}
+		if a == "create jobs default/"+jobName(at(0)) {
+			t.Errorf("%s: the recorded 10:00 run starts again", a)
+		}
+	}
+	t.Logf("writes: %q", describe(f.kubeclient.Actions(), true))
+}
+
+// The old leader created the 10:00 Job (still holding the run-record
+// finalizer) and deferred its status write, then lost the Lease; the
+// standby's Job cache does not show that Job yet. Its create of the same
+// name is refused and the Job adopted: one Job for the run, no NameTaken,
+// and the status written records the 10:00 run. Passing.
+func TestReviewTakeoverDeferredStatusJobCacheLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	created := newJob(at(0), running, holdingRecord)
+	f.uncachedJobs = []*batchv1.Job{created}
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour))) // the deferred write never happened
+	f.cronJob.ResourceVersion = "20"
+	c, _, _ := f.newController(ctx)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := cache.MetaObjectToName(f.cronJob)
+	for range 3 { // the first sync, and any deferred status write after it
+		d, err := c.syncHandler(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= 0 || d > time.Minute {
+			break
+		}
+		f.clock.Step(d)
+	}
+	t.Logf("writes: %q", describe(f.kubeclient.Actions(), false))
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 || jobs.Items[0].UID != created.UID {
+		t.Errorf("Jobs %v, want only the old leader's %s", jobs.Items, created.Name)
+	}
+	for _, e := range f.events() {
+		if strings.Contains(e, "NameTaken") {
+			t.Errorf("event %s: the old leader's own Job counted as foreign", e)
+		}
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastScheduleTime == nil || !st.Status.LastScheduleTime.Time.Equal(at(0)) {
+		t.Errorf("status written %+v, want lastScheduleTime 10:00 (the adopted run)", st)
+	}
+}
+
+// As above for run-now: the old leader created the manual Job for value
+// "a" and deferred the status write recording lastRunNow; the standby's Job
+// cache lags. The create of the same name is refused and the Job adopted.
+// Passing.
+func TestReviewTakeoverDeferredRunNowJobCacheLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "a"}
+	})
+	f.cronJob.ResourceVersion = "20"
+	manual := job.NewManual(f.cronJob, "", "a", cronv1.RunNowAnnotation)
+	manual.UID = "uid-manual"
+	manual.Finalizers = []string{job.RunRecordFinalizer}
+	f.uncachedJobs = []*batchv1.Job{manual}
+	c, _, _ := f.newController(ctx)
+	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := cache.MetaObjectToName(f.cronJob)
+	for range 3 {
+		d, err := c.syncHandler(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= 0 || d > time.Minute {
+			break
+		}
+		f.clock.Step(d)
+	}
+	t.Logf("writes: %q", describe(f.kubeclient.Actions(), false))
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 || jobs.Items[0].UID != manual.UID {
+		t.Errorf("Jobs %v, want only the old leader's %s", jobs.Items, manual.Name)
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastRunNow != "a" {
+		t.Errorf("status written %+v, want lastRunNow a (the adopted run-now)", st)
+	}
+}
