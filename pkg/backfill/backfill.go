@@ -150,11 +150,8 @@ func Decide(in Input) *Plan {
 // parse reads the CronJob's schedule as the CronJob's planner does: H
 // resolved with the CronJob's own seed, in its time zone.
 func parse(cj *cronv1.CronJob) (*schedule.Schedule, error) {
-	resolved, err := schedule.Resolve(cj.Spec.Schedule, cj.Namespace+"/"+cj.Name)
-	if err != nil {
-		return nil, err
-	}
-	return schedule.Parse(resolved, cj.Spec.TimeZone)
+	_, sched, err := planner.ResolveSchedule(cj) // spec.schedule or the union of spec.schedules
+	return sched, err
 }
 
 // Times returns the times sched names in [start, end), oldest first, and

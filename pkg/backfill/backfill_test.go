@@ -279,6 +279,8 @@ func TestTimes(t *testing.T) {
 	hashed.Spec.Schedule = "H * * * *"
 	every := cronJob(hour(-1), nil)
 	every.Spec.Schedule = "@every 90m"
+	several := cronJob(hour(-1), nil)
+	several.Spec.Schedule, several.Spec.Schedules = "", []cronv1.ScheduleEntry{"0 1 * * *", "30 0 * * *", "0 1,2 * * *"}
 	minute := func(cj *cronv1.CronJob) int {
 		s, err := parse(cj)
 		if err != nil {
@@ -296,6 +298,7 @@ func TestTimes(t *testing.T) {
 		{"H as the CronJob resolves it", hashed, t0, hour(2), []time.Time{t0.Add(time.Duration(minute(hashed)) * time.Minute), hour(1).Add(time.Duration(minute(hashed)) * time.Minute)}},
 		{"@every from the start", every, t0.Add(500 * time.Millisecond), hour(4), []time.Time{t0.Add(time.Second), t0.Add(90*time.Minute + time.Second), t0.Add(180*time.Minute + time.Second)}},
 		{"start included, end excluded", cronJob(hour(-1), nil), hour(1), hour(3), []time.Time{hour(1), hour(2)}},
+		{"spec.schedules: the union, each time once", several, t0, hour(3), []time.Time{t0.Add(30 * time.Minute), hour(1), hour(2)}},
 	} {
 		s, err := parse(tc.cj)
 		if err != nil {
