@@ -40,7 +40,7 @@ FUZZ_TIME ?= 20s
 ## e2e) on the embedded control plane, all with the race detector, then a short
 ## fuzz run. The unit run comes first so it fails fast, before the cluster build.
 test:
-	go test -race -count=1 $(GO_TEST_FLAGS) ./...
+	go test -race -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 	$(MAKE) cluster-binaries
 	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./pkg/e2e
 	$(MAKE) fuzz
