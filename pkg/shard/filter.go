@@ -1,0 +1,265 @@
+package shard
+
+import (
+	"context"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Filter is an informer's ListerWatcher that passes on only the objects of
+// the Set's held shards, so the cache holds this replica's share. When the
+// held shards change it ends the watch as expired, which makes the informer
+// list again: the new shards' objects arrive, the dropped ones' leave.
+//
+// With ServerField set, each list and watch also asks the API server for
+// only those shards (shardSelector, feature gate ShardedListAndWatch); an
+// API server without the gate ignores the field, and the filter here still
+// keeps the caches to the share.
+type Filter struct {
+	set         *Set
+	list        cache.ListWithContextFunc
+	watch       cache.WatchFuncWithContext
+	serverField string
+
+	mu       sync.Mutex
+	indexer  cache.Indexer
+	current  *filteredWatch
+	listGen  uint64          // the Set's generation of the last list
+	watching bool            // a watch follows that list: the informer took it in
+	pending  map[string]bool // keys of the last list not yet seen in the indexer
+}
+
+// NewFilter returns a filter for set over list and watch, registered with
+// set so Set.Hold waits for it after an acquisition. serverField, when not
+// empty, is sent as the shardSelector field.
+func NewFilter(set *Set, list cache.ListWithContextFunc, watch cache.WatchFuncWithContext, serverField string) *Filter {
+	f := &Filter{set: set, list: list, watch: watch, serverField: serverField}
+	set.mu.Lock()
+	set.filters = append(set.filters, f)
+	set.mu.Unlock()
+	set.OnChange(f.relist)
+	return f
+}
+
+// SetIndexer gives the filter the cache of the informer it feeds, to tell
+// when a list has reached it.
+func (f *Filter) SetIndexer(indexer cache.Indexer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexer = indexer
+}
+
+// IsWatchListSemanticsUnSupported keeps the reflector to list-then-watch:
+// the filter counts a list as reached the cache once the watch after it
+// starts.
+func (f *Filter) IsWatchListSemanticsUnSupported() bool { return true }
+
+// List lists the held shards' objects.
+func (f *Filter) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return f.ListWithContext(context.Background(), opts)
+}
+
+// ListWithContext lists the held shards' objects.
+func (f *Filter) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	held, gen := f.set.Held()
+	f.selectOnServer(&opts, held)
+	obj, err := f.list(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractListWithAlloc(obj)
+	if err != nil {
+		return nil, err
+	}
+	kept := items[:0]
+	pending := map[string]bool{}
+	for _, item := range items {
+		if m, err := meta.Accessor(item); err == nil && f.set.Owns(KeyOf(m)) {
+			kept = append(kept, item)
+			pending[m.GetNamespace()+"/"+m.GetName()] = true
+		}
+	}
+	if err := meta.SetList(obj, kept); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.listGen, f.watching, f.pending = gen, false, pending
+	f.mu.Unlock()
+	return obj, nil
+}
+
+// Watch watches the held shards' objects.
+func (f *Filter) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return f.WatchWithContext(context.Background(), opts)
+}
+
+// WatchWithContext watches the held shards' objects. A watch that starts
+// after the held shards changed since the last list ends at once, expired.
+func (f *Filter) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	held, gen := f.set.Held()
+	f.selectOnServer(&opts, held)
+	w, err := f.watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	fw := &filteredWatch{f: f, in: w, out: make(chan watch.Event), stop: make(chan struct{}), expired: make(chan struct{})}
+	f.mu.Lock()
+	stale := f.listGen != gen
+	if !stale {
+		f.watching = true
+		f.current = fw
+	}
+	f.mu.Unlock()
+	if f.set.Generation() != gen {
+		// Changed while the watch opened, after relist looked.
+		fw.expire()
+	}
+	go fw.run(stale)
+	return fw, nil
+}
+
+func (f *Filter) selectOnServer(opts *metav1.ListOptions, held []int) {
+	if f.serverField != "" && len(held) > 0 {
+		opts.ShardSelector = Selector(f.serverField, held, f.set.N())
+	}
+}
+
+// relist ends the current watch as expired, so the informer lists again
+// with the shards held now.
+func (f *Filter) relist() {
+	f.mu.Lock()
+	fw := f.current
+	f.current = nil
+	f.mu.Unlock()
+	if fw != nil {
+		fw.expire()
+	}
+}
+
+// caughtUp reports whether the cache holds the shards held at generation
+// gen: a list at or after gen reached it. (Called with the Set locked.)
+func (f *Filter) caughtUp(gen uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listGen < gen || !f.watching {
+		return false
+	}
+	if f.indexer == nil {
+		return len(f.pending) == 0
+	}
+	for key := range f.pending {
+		if _, ok, _ := f.indexer.GetByKey(key); !ok {
+			return false
+		}
+		delete(f.pending, key)
+	}
+	return true
+}
+
+// deleted forgets a listed key the cache will never show.
+func (f *Filter) deleted(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.pending, key)
+}
+
+// inCache reports whether the informer's cache holds key.
+func (f *Filter) inCache(key string) bool {
+	f.mu.Lock()
+	indexer := f.indexer
+	f.mu.Unlock()
+	if indexer == nil {
+		return false
+	}
+	_, ok, _ := indexer.GetByKey(key)
+	return ok
+}
+
+// filteredWatch passes on the events of the held shards. An object that
+// leaves them (a Job whose controller reference is removed) leaves the
+// cache as deleted.
+type filteredWatch struct {
+	f        *Filter
+	in       watch.Interface
+	out      chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+	expired  chan struct{}
+	expOnce  sync.Once
+}
+
+func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *filteredWatch) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.stop)
+		w.in.Stop()
+	})
+}
+
+func (w *filteredWatch) expire() {
+	w.expOnce.Do(func() { close(w.expired) })
+}
+
+var errExpired = watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("the shards this replica holds changed").ErrStatus}
+
+func (w *filteredWatch) run(stale bool) {
+	defer close(w.out)
+	defer w.in.Stop()
+	if stale {
+		w.send(errExpired)
+		return
+	}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.expired:
+			w.send(errExpired)
+			return
+		case e, ok := <-w.in.ResultChan():
+			if !ok {
+				return
+			}
+			if e, ok := w.filter(e); ok && !w.send(e) {
+				return
+			}
+		}
+	}
+}
+
+func (w *filteredWatch) send(e watch.Event) bool {
+	select {
+	case w.out <- e:
+		return true
+	case <-w.stop:
+		return false
+	}
+}
+
+func (w *filteredWatch) filter(e watch.Event) (watch.Event, bool) {
+	if e.Type != watch.Added && e.Type != watch.Modified && e.Type != watch.Deleted {
+		return e, true // bookmarks and errors
+	}
+	m, err := meta.Accessor(e.Object)
+	if err != nil {
+		return e, true
+	}
+	key := m.GetNamespace() + "/" + m.GetName()
+	if e.Type == watch.Deleted {
+		w.f.deleted(key)
+	}
+	if w.f.set.Owns(KeyOf(m)) {
+		return e, true
+	}
+	if e.Type == watch.Modified && w.f.inCache(key) {
+		return watch.Event{Type: watch.Deleted, Object: e.Object}, true
+	}
+	return e, false
+}
