@@ -218,6 +218,7 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 		return err
 	}
 	registerPerCronJobMetrics(registry, o.perCronJobMetrics, inf.cronJobs.GetStore(), inf.cronJobs.HasSynced)
+	registerShardMetrics(registry, inf)
 	if err := httpserver.Start(ctx, httpserver.Config{
 		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
 		Gatherer: registry, Ready: controller.HasSynced, Profiling: o.profiling,

@@ -16,6 +16,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	cronlisters "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
@@ -79,6 +81,27 @@ type cronJobInformer struct{ cache.SharedIndexInformer }
 func (i cronJobInformer) Informer() cache.SharedIndexInformer { return i.SharedIndexInformer }
 func (i cronJobInformer) Lister() cronlisters.CronJobLister {
 	return cronlisters.NewCronJobLister(i.GetIndexer())
+}
+
+// registerShardMetrics adds the sizes of a sharded replica's caches, read
+// at each scrape, and whether the API server selects its CronJobs.
+func registerShardMetrics(reg prometheus.Registerer, inf *shardedInformers) {
+	for kind, informer := range map[string]cache.SharedIndexInformer{"cronjobs": inf.cronJobs, "jobs": inf.jobs} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "cronjob_controller", Name: "cached_objects",
+			Help:        "Objects in this replica's informer cache, by kind (with -shards: its shards' share).",
+			ConstLabels: prometheus.Labels{"kind": kind},
+		}, func() float64 { return float64(len(informer.GetStore().ListKeys())) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "cronjob_controller", Name: "shard_selected_by_api_server",
+		Help: "1 when the API server applied the last CronJob list's shardSelector (feature gate ShardedListAndWatch), 0 when this replica filters alone.",
+	}, func() float64 {
+		if inf.cronJobFilter.ServerSelected() {
+			return 1
+		}
+		return 0
+	}))
 }
 
 // shardMoves reports shard moves as metrics.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // Filter is an informer's ListerWatcher that passes on only the objects of
@@ -33,6 +34,9 @@ type Filter struct {
 	listGen  uint64          // the Set's generation of the last list
 	watching bool            // a watch follows that list: the informer took it in
 	pending  map[string]bool // keys of the last list not yet seen in the indexer
+	// serverSelected says the API server applied the last list's
+	// shardSelector (its response carries shardInfo).
+	serverSelected bool
 }
 
 // NewFilter returns a filter for set over list and watch, registered with
@@ -88,9 +92,21 @@ func (f *Filter) ListWithContext(ctx context.Context, opts metav1.ListOptions) (
 	if err := meta.SetList(obj, kept); err != nil {
 		return nil, err
 	}
+	selected := false
+	if a, ok := obj.(metav1.ListMetaAccessor); ok {
+		if lm, ok := a.GetListMeta().(*metav1.ListMeta); ok && lm.ShardInfo != nil {
+			selected = true
+		}
+	}
 	f.mu.Lock()
 	f.listGen, f.watching, f.pending = gen, false, pending
+	changed := f.serverSelected != selected
+	f.serverSelected = selected
 	f.mu.Unlock()
+	if changed && f.serverField != "" {
+		klog.FromContext(ctx).Info("Shard selection on the API server", "selected", selected,
+			"listed", len(items), "kept", len(kept))
+	}
 	return obj, nil
 }
 
@@ -160,6 +176,14 @@ func (f *Filter) caughtUp(gen uint64) bool {
 		delete(f.pending, key)
 	}
 	return true
+}
+
+// ServerSelected reports whether the API server applied the last list's
+// shardSelector.
+func (f *Filter) ServerSelected() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.serverSelected
 }
 
 // deleted forgets a listed key the cache will never show.

@@ -152,10 +152,12 @@ func (m *Manager) Tick(ctx context.Context) error {
 			continue
 		}
 		start := m.Clock.Now()
-		if err := m.write(ctx, l, m.Identity); err != nil {
+		renewed, err := m.write(ctx, l, m.Identity)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		leases[l.Name] = renewed // a release below writes over this one
 		m.Set.Renew(i, start.Add(m.RenewDeadline))
 	}
 	m.dropExpired()
@@ -168,7 +170,7 @@ func (m *Manager) Tick(ctx context.Context) error {
 		held = held[:len(held)-1]
 		m.Set.Drop(i)
 		if l := leases[m.shardLease(i)]; l != nil {
-			if err := m.write(ctx, l, ""); err != nil {
+			if _, err := m.write(ctx, l, ""); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -189,7 +191,7 @@ func (m *Manager) Tick(ctx context.Context) error {
 		if l == nil {
 			_, err = m.Client.Leases(m.Namespace).Create(ctx, m.newLease(m.shardLease(i), "shard", strconv.Itoa(i), start), metav1.CreateOptions{})
 		} else {
-			err = m.write(ctx, l, m.Identity)
+			_, err = m.write(ctx, l, m.Identity)
 		}
 		if err != nil {
 			if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
@@ -252,7 +254,8 @@ func (m *Manager) renewMember(ctx context.Context, l *coordinationv1.Lease) erro
 		_, err := m.Client.Leases(m.Namespace).Create(ctx, m.newLease(m.memberLease(), "member", "", m.Clock.Now()), metav1.CreateOptions{})
 		return err
 	}
-	return m.write(ctx, l, m.Identity)
+	_, err := m.write(ctx, l, m.Identity)
+	return err
 }
 
 func (m *Manager) newLease(name, role, index string, now time.Time) *coordinationv1.Lease {
@@ -274,7 +277,7 @@ func (m *Manager) newLease(name, role, index string, now time.Time) *coordinatio
 
 // write renews l for holder, or releases it when holder is "". The update
 // carries l's resourceVersion: it fails if anyone wrote l since we read it.
-func (m *Manager) write(ctx context.Context, l *coordinationv1.Lease, holder string) error {
+func (m *Manager) write(ctx context.Context, l *coordinationv1.Lease, holder string) (*coordinationv1.Lease, error) {
 	l = l.DeepCopy()
 	now := metav1.MicroTime{Time: m.Clock.Now()}
 	if ptr.Deref(l.Spec.HolderIdentity, "") != holder {
@@ -284,8 +287,7 @@ func (m *Manager) write(ctx context.Context, l *coordinationv1.Lease, holder str
 	l.Spec.HolderIdentity = ptr.To(holder)
 	l.Spec.RenewTime = &now
 	l.Spec.LeaseDurationSeconds = ptr.To(int32(m.LeaseDuration.Round(time.Second) / time.Second))
-	_, err := m.Client.Leases(m.Namespace).Update(ctx, l, metav1.UpdateOptions{})
-	return err
+	return m.Client.Leases(m.Namespace).Update(ctx, l, metav1.UpdateOptions{})
 }
 
 // ReleaseAll drops and releases every held shard and deletes the member
@@ -301,7 +303,7 @@ func (m *Manager) ReleaseAll(ctx context.Context) {
 		m.Set.Drop(i)
 		leases := m.Client.Leases(m.Namespace)
 		if l, err := leases.Get(ctx, m.shardLease(i), metav1.GetOptions{}); err == nil && ptr.Deref(l.Spec.HolderIdentity, "") == m.Identity {
-			if err := m.write(ctx, l, ""); err != nil {
+			if _, err := m.write(ctx, l, ""); err != nil {
 				klog.FromContext(ctx).Info("Releasing a shard failed; it moves when its Lease expires", "shard", i, "err", err)
 			}
 		}

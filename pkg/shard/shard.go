@@ -72,6 +72,15 @@ func bound(i, n int) string {
 // Selector is the API server's shardSelector for the given shards of n on
 // field, adjacent shards merged into one range; "" for no shards.
 func Selector(field string, shards []int, n int) string {
+	reqs := ranges(field, shards, n)
+	if len(reqs) == 0 {
+		return ""
+	}
+	return sharding.NewSelector(reqs...).String()
+}
+
+// ranges are the hash ranges of shards, adjacent ones merged.
+func ranges(field string, shards []int, n int) []sharding.ShardRangeRequirement {
 	s := slices.Clone(shards)
 	slices.Sort(s)
 	var reqs []sharding.ShardRangeRequirement
@@ -83,10 +92,7 @@ func Selector(field string, shards []int, n int) string {
 		reqs = append(reqs, sharding.ShardRangeRequirement{Key: field, Start: bound(s[i], n), End: bound(s[j]+1, n)})
 		i = j + 1
 	}
-	if len(reqs) == 0 {
-		return ""
-	}
-	return sharding.NewSelector(reqs...).String()
+	return reqs
 }
 
 // Set is the shards this replica holds. The lease manager adds and drops
