@@ -141,35 +141,37 @@ func (m *Manager) Tick(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 
-	// Renew what we hold; a shard whose Lease is another's now is lost.
 	held, _ := m.Set.Held()
+	want := m.share(leases, now)
+	// Above the share: the highest shards go. They are not renewed, so the
+	// wait for their syncs in Drop is bounded by their last renewal, and the
+	// shards kept are renewed first.
+	var release []int
+	if len(held) > want {
+		held, release = held[:want], held[want:]
+	}
+	// Renew what we keep; a shard whose Lease is another's now is lost.
+	kept := held[:0:0]
 	for _, i := range held {
 		l := leases[m.shardLease(i)]
 		if l == nil || ptr.Deref(l.Spec.HolderIdentity, "") != m.Identity {
 			logger.Info("Lost a shard", "shard", i)
-			m.Set.Drop(i)
+			m.Set.Lose(i)
 			m.Moves.Lost()
 			continue
 		}
+		kept = append(kept, i)
 		start := m.Clock.Now()
-		renewed, err := m.write(ctx, l, m.Identity)
-		if err != nil {
+		if _, err := m.write(ctx, l, m.Identity); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		leases[l.Name] = renewed // a release below writes over this one
 		m.Set.Renew(i, start.Add(m.RenewDeadline))
 	}
-	m.dropExpired()
-
-	held, _ = m.Set.Held()
-	want := m.share(leases, now)
-	// Above the share: release the highest shards first.
-	for len(held) > want {
-		i := held[len(held)-1]
-		held = held[:len(held)-1]
+	held = kept
+	for _, i := range release {
 		m.Set.Drop(i)
-		if l := leases[m.shardLease(i)]; l != nil {
+		if l := leases[m.shardLease(i)]; l != nil && ptr.Deref(l.Spec.HolderIdentity, "") == m.Identity {
 			if _, err := m.write(ctx, l, ""); err != nil {
 				errs = append(errs, err)
 			}
@@ -177,6 +179,8 @@ func (m *Manager) Tick(ctx context.Context) error {
 		m.Moves.Released()
 		logger.Info("Released a shard to balance", "shard", i, "share", want)
 	}
+	m.dropExpired()
+	held, _ = m.Set.Held()
 	// Below it: take free shards, lowest first.
 	for i := 0; i < m.Set.N() && len(held) < want; i++ {
 		if slices.Contains(held, i) {
@@ -213,7 +217,8 @@ func (m *Manager) dropExpired() {
 	held, _ := m.Set.Held()
 	for _, i := range held {
 		if until, ok := m.Set.ValidUntil(i); ok && !m.Clock.Now().Before(until) {
-			m.Set.Drop(i)
+			klog.Background().Info("A shard's Lease lapsed unrenewed", "shard", i)
+			m.Set.Lose(i)
 			m.Moves.Lost()
 		}
 	}

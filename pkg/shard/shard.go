@@ -105,7 +105,7 @@ func ranges(field string, shards []int, n int) []sharding.ShardRangeRequirement 
 // replica may take the shard: that gap fences this replica's writes.
 type Set struct {
 	n     int
-	clock clock.PassiveClock
+	clock clock.WithTickerAndDelayedExecution
 
 	mu        sync.Mutex
 	gen       uint64
@@ -116,6 +116,11 @@ type Set struct {
 }
 
 type holding struct {
+	// ctx ends when the hold lapses (validUntil passes unrenewed): the
+	// syncs holding the shard stop writing then.
+	ctx        context.Context
+	lapse      context.CancelFunc
+	timer      clock.Timer
 	validUntil time.Time
 	gen        uint64 // the Set's generation when acquired
 	ready      bool   // the caches hold the shard since acquisition
@@ -124,7 +129,7 @@ type holding struct {
 }
 
 // NewSet returns an empty set of shards of n.
-func NewSet(n int, clk clock.PassiveClock) *Set {
+func NewSet(n int, clk clock.WithTickerAndDelayedExecution) *Set {
 	return &Set{n: n, clock: clk, held: map[int]*holding{}}
 }
 
@@ -187,7 +192,10 @@ func (s *Set) Owns(uid types.UID) bool {
 func (s *Set) Acquire(i int, validUntil time.Time) {
 	s.mu.Lock()
 	s.gen++
-	s.held[i] = &holding{validUntil: validUntil, gen: s.gen, idle: sync.NewCond(&s.mu)}
+	ctx, lapse := context.WithCancel(context.Background())
+	h := &holding{ctx: ctx, lapse: lapse, validUntil: validUntil, gen: s.gen, idle: sync.NewCond(&s.mu)}
+	h.timer = s.clock.AfterFunc(validUntil.Sub(s.clock.Now()), lapse)
+	s.held[i] = h
 	s.mu.Unlock()
 }
 
@@ -195,9 +203,13 @@ func (s *Set) Acquire(i int, validUntil time.Time) {
 func (s *Set) Renew(i int, validUntil time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h, ok := s.held[i]; ok && validUntil.After(h.validUntil) {
-		h.validUntil = validUntil
+	h, ok := s.held[i]
+	if !ok || !validUntil.After(h.validUntil) || h.ctx.Err() != nil {
+		return // a lapsed hold stays lapsed: the manager drops it
 	}
+	h.validUntil = validUntil
+	h.timer.Stop()
+	h.timer = s.clock.AfterFunc(validUntil.Sub(s.clock.Now()), h.lapse)
 }
 
 // ValidUntil returns when the hold of shard i ends unless renewed.
@@ -229,6 +241,17 @@ func (s *Set) Drop(i int) {
 	s.mu.Unlock()
 }
 
+// Lose drops shard i at once: its Lease is another's, or lapsed. The syncs
+// holding it are cancelled, and Lose returns once they have returned.
+func (s *Set) Lose(i int) {
+	s.mu.Lock()
+	if h, ok := s.held[i]; ok {
+		h.lapse()
+	}
+	s.mu.Unlock()
+	s.Drop(i)
+}
+
 // HoldResult says why Hold refused.
 type HoldResult int
 
@@ -242,25 +265,26 @@ const (
 )
 
 // Hold holds the shard of the CronJob with the given UID for one sync. On
-// Held, the sync must end by deadline and call done after.
-func (s *Set) Hold(uid types.UID) (deadline time.Time, done func(), _ HoldResult) {
+// Held, the sync must stop writing when lapsed ends (the hold lapsed
+// unrenewed) and call done after.
+func (s *Set) Hold(uid types.UID) (lapsed context.Context, done func(), _ HoldResult) {
 	i := OfUID(uid, s.n)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.held[i]
-	if !ok || !s.clock.Now().Before(h.validUntil) {
-		return time.Time{}, nil, NotHeld
+	if !ok || !s.clock.Now().Before(h.validUntil) || h.ctx.Err() != nil {
+		return nil, nil, NotHeld
 	}
 	if !h.ready {
 		for _, f := range s.filters {
 			if !f.caughtUp(h.gen) {
-				return time.Time{}, nil, NotReady
+				return nil, nil, NotReady
 			}
 		}
 		h.ready = true
 	}
 	h.inFlight++
-	return h.validUntil, func() {
+	return h.ctx, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		h.inFlight--
@@ -270,12 +294,14 @@ func (s *Set) Hold(uid types.UID) (deadline time.Time, done func(), _ HoldResult
 	}, Held
 }
 
-// HoldContext is Hold with the deadline applied to a context.
+// HoldContext is Hold with the lapse applied to ctx: the returned context
+// ends when ctx does or the hold lapses.
 func (s *Set) HoldContext(ctx context.Context, uid types.UID) (context.Context, func(), HoldResult) {
-	deadline, done, res := s.Hold(uid)
+	lapsed, done, res := s.Hold(uid)
 	if res != Held {
 		return ctx, func() {}, res
 	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	return ctx, func() { cancel(); done() }, res
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(lapsed, cancel)
+	return ctx, func() { stop(); cancel(); done() }, res
 }
