@@ -497,6 +497,9 @@ func slimJob(obj any) (*slim.Job, error) {
 		return j, nil
 	case *batchv1.Job:
 		return slim.NewJob(j), nil
+	case *metav1.PartialObjectMetadata:
+		// A sharded cache's delete of a Job whose shard left this replica.
+		return &slim.Job{ObjectMeta: *j.ObjectMeta.DeepCopy()}, nil
 	default:
 		return nil, fmt.Errorf("unexpected object in a Job event handler: %T", obj)
 	}

@@ -28,7 +28,7 @@ var shardCronJobs = flag.Int("shard.cronjobs", 60, "CronJobs (@every 5s) in Test
 
 const (
 	testShards       = 16
-	shardLeaseLength = 3 * time.Second
+	shardLeaseLength = 4 * time.Second
 )
 
 type shardReplica struct {
@@ -52,7 +52,7 @@ func TestShardedReplicas(t *testing.T) {
 	start := func(name string) *shardReplica {
 		port := freePort(t)
 		p := startController(t, "-shards="+strconv.Itoa(testShards), "-leader-elect-namespace="+ns, "-leader-elect-id=shards",
-			"-leader-elect-lease-duration=3s", "-leader-elect-renew-deadline=2s", "-leader-elect-retry-period=500ms",
+			"-leader-elect-lease-duration=4s", "-leader-elect-renew-deadline=3s", "-leader-elect-retry-period=1s",
 			fmt.Sprintf("-metrics-bind-address=127.0.0.1:%d", port))
 		return &shardReplica{p: p, port: port, name: name}
 	}

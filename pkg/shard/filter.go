@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,8 +14,8 @@ import (
 
 // Filter is an informer's ListerWatcher that passes on only the objects of
 // the Set's held shards, so the cache holds this replica's share. When the
-// held shards change it ends the watch as expired, which makes the informer
-// list again: the new shards' objects arrive, the dropped ones' leave.
+// held shards change it ends the watch; the next watch catches the cache up
+// (the new shards' objects arrive, the dropped ones' leave) and goes on.
 //
 // With ServerField set, each list and watch also asks the API server for
 // only those shards (shardSelector, feature gate ShardedListAndWatch); an
@@ -115,29 +114,92 @@ func (f *Filter) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 	return f.WatchWithContext(context.Background(), opts)
 }
 
-// WatchWithContext watches the held shards' objects. A watch that starts
-// after the held shards changed since the last list ends at once, expired.
+// WatchWithContext watches the held shards' objects. When the held shards
+// changed since the last list, it catches the cache up first, without the
+// reflector listing again (which it would do only after a growing
+// back-off): it lists the held shards now, and the watch begins with an add
+// for each listed object and a delete for each cached one not listed, then
+// goes on from the list's resourceVersion.
 func (f *Filter) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	held, gen := f.set.Held()
+	f.mu.Lock()
+	stale := f.listGen != gen
+	f.mu.Unlock()
+	var catchUp []watch.Event
+	if stale {
+		events, rv, err := f.catchUp(ctx, held)
+		if err != nil {
+			return nil, err
+		}
+		catchUp, opts.ResourceVersion = events, rv
+	}
 	f.selectOnServer(&opts, held)
 	w, err := f.watch(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	fw := &filteredWatch{f: f, in: w, out: make(chan watch.Event), stop: make(chan struct{}), expired: make(chan struct{})}
+	fw := &filteredWatch{f: f, in: w, out: make(chan watch.Event), stop: make(chan struct{}), ended: make(chan struct{})}
 	f.mu.Lock()
-	stale := f.listGen != gen
-	if !stale {
-		f.watching = true
-		f.current = fw
-	}
+	f.watching = f.listGen == gen
+	f.current = fw
 	f.mu.Unlock()
 	if f.set.Generation() != gen {
 		// Changed while the watch opened, after relist looked.
-		fw.expire()
+		fw.end()
 	}
-	go fw.run(stale)
+	go fw.run(catchUp)
 	return fw, nil
+}
+
+// catchUp lists the held shards' objects and returns the events that bring
+// the cache to that list, and the list's resourceVersion.
+func (f *Filter) catchUp(ctx context.Context, held []int) ([]watch.Event, string, error) {
+	opts := metav1.ListOptions{}
+	f.selectOnServer(&opts, held)
+	obj, err := f.ListWithContext(ctx, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := meta.ExtractListWithAlloc(obj)
+	if err != nil {
+		return nil, "", err
+	}
+	listed := map[string]bool{}
+	var events []watch.Event
+	for _, item := range items {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			continue
+		}
+		listed[m.GetNamespace()+"/"+m.GetName()] = true
+		events = append(events, watch.Event{Type: watch.Added, Object: item})
+	}
+	f.mu.Lock()
+	indexer := f.indexer
+	f.mu.Unlock()
+	if indexer != nil {
+		for _, cached := range indexer.List() {
+			m, err := meta.Accessor(cached)
+			if err != nil || listed[m.GetNamespace()+"/"+m.GetName()] {
+				continue
+			}
+			o, ok := cached.(runtime.Object)
+			if !ok {
+				// A cache form that is no runtime.Object (a slim Job):
+				// its metadata carry the key and the shard key.
+				o = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+					Namespace: m.GetNamespace(), Name: m.GetName(), UID: m.GetUID(),
+					ResourceVersion: m.GetResourceVersion(), OwnerReferences: m.GetOwnerReferences(),
+				}}
+			}
+			events = append(events, watch.Event{Type: watch.Deleted, Object: o})
+		}
+	}
+	rv := ""
+	if a, err := meta.ListAccessor(obj); err == nil {
+		rv = a.GetResourceVersion()
+	}
+	return events, rv, nil
 }
 
 func (f *Filter) selectOnServer(opts *metav1.ListOptions, held []int) {
@@ -146,15 +208,15 @@ func (f *Filter) selectOnServer(opts *metav1.ListOptions, held []int) {
 	}
 }
 
-// relist ends the current watch as expired, so the informer lists again
-// with the shards held now.
+// relist ends the current watch, so the reflector watches again and the
+// new watch catches the cache up with the shards held now.
 func (f *Filter) relist() {
 	f.mu.Lock()
 	fw := f.current
 	f.current = nil
 	f.mu.Unlock()
 	if fw != nil {
-		fw.expire()
+		fw.end()
 	}
 }
 
@@ -205,17 +267,17 @@ func (f *Filter) inCache(key string) bool {
 	return ok
 }
 
-// filteredWatch passes on the events of the held shards. An object that
-// leaves them (a Job whose controller reference is removed) leaves the
-// cache as deleted.
+// filteredWatch passes on the events of the held shards, after the
+// catch-up events it starts with. An object that leaves the held shards (a
+// Job whose controller reference is removed) leaves the cache as deleted.
 type filteredWatch struct {
 	f        *Filter
 	in       watch.Interface
 	out      chan watch.Event
 	stop     chan struct{}
 	stopOnce sync.Once
-	expired  chan struct{}
-	expOnce  sync.Once
+	ended    chan struct{}
+	endOnce  sync.Once
 }
 
 func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -227,25 +289,25 @@ func (w *filteredWatch) Stop() {
 	})
 }
 
-func (w *filteredWatch) expire() {
-	w.expOnce.Do(func() { close(w.expired) })
+// end closes the watch as an API server closes one: the reflector watches
+// again from the last resourceVersion it saw.
+func (w *filteredWatch) end() {
+	w.endOnce.Do(func() { close(w.ended) })
 }
 
-var errExpired = watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("the shards this replica holds changed").ErrStatus}
-
-func (w *filteredWatch) run(stale bool) {
+func (w *filteredWatch) run(catchUp []watch.Event) {
 	defer close(w.out)
 	defer w.in.Stop()
-	if stale {
-		w.send(errExpired)
-		return
+	for _, e := range catchUp {
+		if !w.send(e) {
+			return
+		}
 	}
 	for {
 		select {
 		case <-w.stop:
 			return
-		case <-w.expired:
-			w.send(errExpired)
+		case <-w.ended:
 			return
 		case e, ok := <-w.in.ResultChan():
 			if !ok {

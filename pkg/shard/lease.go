@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -150,8 +151,12 @@ func (m *Manager) Tick(ctx context.Context) error {
 	if len(held) > want {
 		held, release = held[:want], held[want:]
 	}
-	// Renew what we keep; a shard whose Lease is another's now is lost.
+	// Renew what we keep, all at once: a round must fit in the renew
+	// deadline however many shards it renews. A shard whose Lease is
+	// another's now is lost.
 	kept := held[:0:0]
+	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for _, i := range held {
 		l := leases[m.shardLease(i)]
 		if l == nil || ptr.Deref(l.Spec.HolderIdentity, "") != m.Identity {
@@ -161,13 +166,19 @@ func (m *Manager) Tick(ctx context.Context) error {
 			continue
 		}
 		kept = append(kept, i)
-		start := m.Clock.Now()
-		if _, err := m.write(ctx, l, m.Identity); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		m.Set.Renew(i, start.Add(m.RenewDeadline))
+		wg.Go(func() {
+			start := m.Clock.Now()
+			_, err := m.write(ctx, l, m.Identity)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			m.Set.Renew(i, start.Add(m.RenewDeadline))
+		})
 	}
+	wg.Wait()
 	held = kept
 	for _, i := range release {
 		m.Set.Drop(i)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/sharding"
@@ -179,21 +178,66 @@ func TestFilter(t *testing.T) {
 		t.Errorf("event %v, want Deleted", e.Type)
 	}
 
-	// Acquiring shard 2 ends the watch as expired: the informer lists again.
+	// Acquiring shard 2 ends the watch; the next one catches the cache up
+	// (job-2 added, job-1 gone from the list: deleted) and goes on.
+	_ = indexer.Add(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone", UID: uidIn(t, 1, n)}})
 	set.Acquire(2, clk.Now().Add(time.Minute))
 	set.Commit()
-	e := <-w.ResultChan()
-	if e.Type != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(e.Object)) {
-		t.Fatalf("event %v %v, want an expired error", e.Type, e.Object)
+	if _, open := <-w.ResultChan(); open {
+		t.Fatal("the watch did not end when the held shards changed")
 	}
-	list, err = f.List(metav1.ListOptions{})
+	w, err = f.Watch(metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := list.(*batchv1.JobList).Items; len(got) != 2 {
-		t.Errorf("listed %d Jobs after acquiring shard 2, want 2", len(got))
+	<-src.watches
+	var got2 []string
+	for range 3 {
+		e := <-w.ResultChan()
+		got2 = append(got2, fmt.Sprintf("%s %s", e.Type, e.Object.(metav1.Object).GetName()))
+	}
+	if want := []string{"ADDED job-1", "ADDED job-2", "DELETED gone"}; fmt.Sprint(got2) != fmt.Sprint(want) {
+		t.Errorf("catch-up events %v, want %v", got2, want)
 	}
 	if sel := src.opts[len(src.opts)-1].ShardSelector; sel != Selector(UIDField, []int{1, 2}, n) {
 		t.Errorf("shardSelector %q, want shards 1 and 2's", sel)
+	}
+	w.Stop()
+}
+
+// A sync's context ends when its shard's hold lapses unrenewed, not at the
+// validity the hold had when the sync began; and at once when the shard is
+// lost.
+func TestHoldLapses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		act    func(s *Set, clk *clocktesting.FakeClock)
+		lapsed bool
+	}{
+		{"renewed in time", func(s *Set, clk *clocktesting.FakeClock) {
+			clk.Step(time.Second)
+			s.Renew(0, clk.Now().Add(2*time.Second))
+			clk.Step(1500 * time.Millisecond)
+		}, false},
+		{"not renewed", func(s *Set, clk *clocktesting.FakeClock) { clk.Step(2 * time.Second) }, true},
+		{"lost", func(s *Set, clk *clocktesting.FakeClock) { go s.Lose(0) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			s := NewSet(1, clk)
+			s.Acquire(0, clk.Now().Add(2*time.Second))
+			s.held[0].ready = true // no informers in this test
+			ctx, done, res := s.HoldContext(context.Background(), "any")
+			if res != Held {
+				t.Fatalf("Hold = %v, want Held", res)
+			}
+			defer done()
+			tc.act(s, clk)
+			if tc.lapsed {
+				<-ctx.Done() // the test times out if it never ends
+			} else if ctx.Err() != nil {
+				t.Errorf("the sync's context ended though the hold was renewed")
+			}
+		})
 	}
 }
