@@ -24,6 +24,8 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
 
+var shardLogs = flag.String("shard.logs", "", "directory to keep TestShardedReplicas' controller logs in")
+
 var shardCronJobs = flag.Int("shard.cronjobs", 60, "CronJobs (@every 5s) in TestShardedReplicas; the issue's full run is 300")
 
 const (
@@ -142,6 +144,14 @@ func TestShardedReplicas(t *testing.T) {
 		rebalancedAfterKill.Round(10*time.Millisecond), rebalancedAfterJoin.Round(10*time.Millisecond))
 	for _, line := range report {
 		t.Logf("REPORT replica %s", line)
+	}
+	if *shardLogs != "" {
+		for _, r := range replicas {
+			r.p.kill()
+			if data, err := os.ReadFile(r.p.log); err == nil {
+				_ = os.WriteFile(fmt.Sprintf("%s/%s.log", *shardLogs, r.name), data, 0o644)
+			}
+		}
 	}
 }
 

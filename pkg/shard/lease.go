@@ -74,6 +74,8 @@ type Manager struct {
 
 	// observed is, by Lease name, the record last seen and when it changed.
 	observed map[string]observation
+	// releasing counts the releases under way.
+	releasing sync.WaitGroup
 }
 
 type observation struct {
@@ -111,6 +113,7 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // Tick is one round: observe, renew, and move towards the fair share.
+// Shards given up are released in the background; Settle waits for them.
 func (m *Manager) Tick(ctx context.Context) error {
 	if m.observed == nil {
 		m.observed = map[string]observation{}
@@ -180,15 +183,22 @@ func (m *Manager) Tick(ctx context.Context) error {
 	}
 	wg.Wait()
 	held = kept
+	// Given up in the background: Drop waits for the shard's syncs, and the
+	// shards kept must not wait with it for their next renewal.
 	for _, i := range release {
-		m.Set.Drop(i)
-		if l := leases[m.shardLease(i)]; l != nil && ptr.Deref(l.Spec.HolderIdentity, "") == m.Identity {
-			if _, err := m.write(ctx, l, ""); err != nil {
-				errs = append(errs, err)
+		l := leases[m.shardLease(i)]
+		m.releasing.Add(1)
+		go func() {
+			defer m.releasing.Done()
+			m.Set.Drop(i)
+			if l != nil && ptr.Deref(l.Spec.HolderIdentity, "") == m.Identity {
+				if _, err := m.write(context.WithoutCancel(ctx), l, ""); err != nil {
+					logger.Info("Releasing a shard failed; it moves when its Lease expires", "shard", i, "err", err)
+				}
 			}
-		}
-		m.Moves.Released()
-		logger.Info("Released a shard to balance", "shard", i, "share", want)
+			m.Moves.Released()
+			logger.Info("Released a shard to balance", "shard", i, "share", want)
+		}()
 	}
 	m.dropExpired()
 	held, _ = m.Set.Held()
@@ -222,6 +232,9 @@ func (m *Manager) Tick(ctx context.Context) error {
 	m.Moves.Held(len(held))
 	return errors.Join(errs...)
 }
+
+// Settle waits for the releases under way.
+func (m *Manager) Settle() { m.releasing.Wait() }
 
 // dropExpired drops the shards whose validity passed without a renewal.
 func (m *Manager) dropExpired() {
@@ -309,6 +322,7 @@ func (m *Manager) write(ctx context.Context, l *coordinationv1.Lease, holder str
 // ReleaseAll drops and releases every held shard and deletes the member
 // Lease, so the other replicas take the shards at once.
 func (m *Manager) ReleaseAll(ctx context.Context) {
+	m.releasing.Wait()
 	ctx, cancel := context.WithTimeout(ctx, m.RenewDeadline)
 	defer cancel()
 	if m.Moves == nil {

@@ -176,6 +176,7 @@ func (f *fleet) round() {
 			// Errors are the cut-off replica's, or lost races: the
 			// outcome is what the checks look at.
 			_ = r.m.Tick(context.Background())
+			r.m.Settle()
 			f.checkFence()
 		}
 	}
@@ -365,7 +366,11 @@ func TestManagerReleaseWaitsForSyncs(t *testing.T) {
 	}
 	f.clock.Step(retryPeriod)
 	ticked := make(chan error)
-	go func() { ticked <- a.m.Tick(context.Background()) }()
+	go func() {
+		err := a.m.Tick(context.Background())
+		a.m.Settle()
+		ticked <- err
+	}()
 	// The tick blocks in Drop: no new sync holds the shard meanwhile.
 	waitFor(t, func() bool {
 		_, d, r := a.m.Set.Hold(uid)
