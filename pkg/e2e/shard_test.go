@@ -30,7 +30,7 @@ var shardCronJobs = flag.Int("shard.cronjobs", 60, "CronJobs (@every 5s) in Test
 
 const (
 	testShards       = 16
-	shardLeaseLength = 4 * time.Second
+	shardLeaseLength = 6 * time.Second
 )
 
 type shardReplica struct {
@@ -54,7 +54,7 @@ func TestShardedReplicas(t *testing.T) {
 	start := func(name string) *shardReplica {
 		port := freePort(t)
 		p := startController(t, "-shards="+strconv.Itoa(testShards), "-leader-elect-namespace="+ns, "-leader-elect-id=shards",
-			"-leader-elect-lease-duration=4s", "-leader-elect-renew-deadline=3s", "-leader-elect-retry-period=1s",
+			"-leader-elect-lease-duration=6s", "-leader-elect-renew-deadline=4s", "-leader-elect-retry-period=1s",
 			fmt.Sprintf("-metrics-bind-address=127.0.0.1:%d", port))
 		return &shardReplica{p: p, port: port, name: name}
 	}
@@ -114,7 +114,12 @@ func TestShardedReplicas(t *testing.T) {
 	for _, d := range duplicates {
 		t.Errorf("two Jobs for one scheduled time: %s", d)
 	}
-	missing, runsSeen := 0, 0
+	// Runs due while the killed replica's shards waited out its Lease may
+	// be missed (the issue allows that much); any other gap is a lost run.
+	window := func(a, b time.Time) bool {
+		return !a.Before(killed.Add(-5*time.Second)) && !b.After(killed.Add(shardLeaseLength+7*time.Second))
+	}
+	missing, inWindow, runsSeen := 0, 0, 0
 	var latest time.Duration
 	for _, cj := range cronJobs {
 		var times []time.Time
@@ -128,6 +133,10 @@ func TestShardedReplicas(t *testing.T) {
 		runsSeen += len(times)
 		for i := 1; i < len(times); i++ {
 			if gap := times[i].Sub(times[i-1]); gap > 5*time.Second {
+				if window(times[i-1], times[i]) {
+					inWindow += int(gap/(5*time.Second)) - 1
+					continue
+				}
 				missing += int(gap/(5*time.Second)) - 1
 				t.Errorf("%s: no Job between %s and %s", cj.Name, times[i-1].Format(time.TimeOnly), times[i].Format(time.TimeOnly))
 			}
@@ -139,8 +148,8 @@ func TestShardedReplicas(t *testing.T) {
 	if latest > shardLeaseLength+10*time.Second {
 		t.Errorf("a Job came %v after its scheduled time, want within the lease duration %v (+10 s slack)", latest, shardLeaseLength)
 	}
-	t.Logf("REPORT sharded-replicas: gates=%q cronjobs=%d runs=%d duplicates=%d missing=%d latest-job=%v rebalanced-after-kill=%v rebalanced-after-join=%v",
-		*apiserverFeatureGates, n, runsSeen, len(duplicates), missing, latest.Round(10*time.Millisecond),
+	t.Logf("REPORT sharded-replicas: gates=%q cronjobs=%d runs=%d duplicates=%d missing=%d missed-while-the-killed-replica's-leases-ran-out=%d latest-job=%v rebalanced-after-kill=%v rebalanced-after-join=%v",
+		*apiserverFeatureGates, n, runsSeen, len(duplicates), missing, inWindow, latest.Round(10*time.Millisecond),
 		rebalancedAfterKill.Round(10*time.Millisecond), rebalancedAfterJoin.Round(10*time.Millisecond))
 	for _, line := range report {
 		t.Logf("REPORT replica %s", line)
