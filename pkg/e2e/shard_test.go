@@ -56,6 +56,15 @@ func TestShardedReplicas(t *testing.T) {
 		p := startController(t, "-shards="+strconv.Itoa(testShards), "-leader-elect-namespace="+ns, "-leader-elect-id=shards",
 			"-leader-elect-lease-duration=6s", "-leader-elect-renew-deadline=4s", "-leader-elect-retry-period=1s",
 			fmt.Sprintf("-metrics-bind-address=127.0.0.1:%d", port))
+		if *shardLogs != "" {
+			// Registered after startController's cleanup, so run before it.
+			t.Cleanup(func() {
+				p.kill()
+				if data, err := os.ReadFile(p.log); err == nil {
+					_ = os.WriteFile(fmt.Sprintf("%s/%s.log", *shardLogs, name), data, 0o644)
+				}
+			})
+		}
 		return &shardReplica{p: p, port: port, name: name}
 	}
 	replicas := []*shardReplica{start("r1"), start("r2"), start("r3")}
@@ -153,14 +162,6 @@ func TestShardedReplicas(t *testing.T) {
 		rebalancedAfterKill.Round(10*time.Millisecond), rebalancedAfterJoin.Round(10*time.Millisecond))
 	for _, line := range report {
 		t.Logf("REPORT replica %s", line)
-	}
-	if *shardLogs != "" {
-		for _, r := range replicas {
-			r.p.kill()
-			if data, err := os.ReadFile(r.p.log); err == nil {
-				_ = os.WriteFile(fmt.Sprintf("%s/%s.log", *shardLogs, r.name), data, 0o644)
-			}
-		}
 	}
 }
 
