@@ -72,3 +72,21 @@ func TestShardLeavingIsNoDelete(t *testing.T) {
 		t.Errorf("a CronJob whose shard left was queued as deleted")
 	}
 }
+
+func TestValidateSharding(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		o       options
+		wantErr bool
+	}{
+		{"off", options{}, false},
+		{"on", options{shards: 32, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second}, false},
+		{"negative", options{shards: -1}, true},
+		{"with leader election", options{shards: 32, leaderElect: true, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second}, true},
+		{"renew deadline not shorter than the lease", options{shards: 32, leaseDuration: 10 * time.Second, renewDeadline: 10 * time.Second}, true},
+	} {
+		if err := validateSharding(tc.o); (err != nil) != tc.wantErr {
+			t.Errorf("%s: validateSharding = %v, want error %v", tc.name, err, tc.wantErr)
+		}
+	}
+}
