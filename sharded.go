@@ -41,14 +41,14 @@ func newShardedInformers(set *shard.Set, kube kubernetes.Interface, cron clients
 		cronField = shard.UIDField
 	}
 	s := &shardedInformers{
-		jobFilter: shard.NewFilter(set,
+		jobFilter: shard.NewFilter(set, &batchv1.Job{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return kube.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, o)
 			},
 			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				return kube.BatchV1().Jobs(metav1.NamespaceAll).Watch(ctx, o)
 			}, ""),
-		cronJobFilter: shard.NewFilter(set,
+		cronJobFilter: shard.NewFilter(set, &cronv1.CronJob{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return cron.BatchV1().CronJobs(metav1.NamespaceAll).List(ctx, o)
 			},

@@ -23,6 +23,7 @@ import (
 // keeps the caches to the share.
 type Filter struct {
 	set         *Set
+	example     runtime.Object // an empty object of the informer's type
 	list        cache.ListWithContextFunc
 	watch       cache.WatchFuncWithContext
 	serverField string
@@ -38,11 +39,12 @@ type Filter struct {
 	serverSelected bool
 }
 
-// NewFilter returns a filter for set over list and watch, registered with
+// NewFilter returns a filter for set over list and watch of objects of
+// example's type, registered with
 // set so Set.Hold waits for it after an acquisition. serverField, when not
 // empty, is sent as the shardSelector field.
-func NewFilter(set *Set, list cache.ListWithContextFunc, watch cache.WatchFuncWithContext, serverField string) *Filter {
-	f := &Filter{set: set, list: list, watch: watch, serverField: serverField}
+func NewFilter(set *Set, example runtime.Object, list cache.ListWithContextFunc, watch cache.WatchFuncWithContext, serverField string) *Filter {
+	f := &Filter{set: set, example: example, list: list, watch: watch, serverField: serverField}
 	set.mu.Lock()
 	set.filters = append(set.filters, f)
 	set.mu.Unlock()
@@ -183,14 +185,16 @@ func (f *Filter) catchUp(ctx context.Context, held []int) ([]watch.Event, string
 			if err != nil || listed[m.GetNamespace()+"/"+m.GetName()] {
 				continue
 			}
-			o, ok := cached.(runtime.Object)
-			if !ok {
-				// A cache form that is no runtime.Object (a slim Job):
-				// its metadata carry the key and the shard key.
-				o = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-					Namespace: m.GetNamespace(), Name: m.GetName(), UID: m.GetUID(),
-					ResourceVersion: m.GetResourceVersion(), OwnerReferences: m.GetOwnerReferences(),
-				}}
+			// The reflector takes only its own type: the cache form (slim)
+			// is not it, so the delete carries a bare object of the type
+			// with the metadata that key it.
+			o := f.example.DeepCopyObject()
+			if om, err := meta.Accessor(o); err == nil {
+				om.SetNamespace(m.GetNamespace())
+				om.SetName(m.GetName())
+				om.SetUID(m.GetUID())
+				om.SetResourceVersion(m.GetResourceVersion())
+				om.SetOwnerReferences(m.GetOwnerReferences())
 			}
 			events = append(events, watch.Event{Type: watch.Deleted, Object: o})
 		}

@@ -126,7 +126,7 @@ func TestFilter(t *testing.T) {
 	for i := range n {
 		src.items = append(src.items, jobIn(t, fmt.Sprintf("job-%d", i), i, n))
 	}
-	f := NewFilter(set, src.list, src.watch, UIDField)
+	f := NewFilter(set, &batchv1.Job{}, src.list, src.watch, UIDField)
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	f.SetIndexer(indexer)
 
@@ -194,6 +194,9 @@ func TestFilter(t *testing.T) {
 	var got2 []string
 	for range 3 {
 		e := <-w.ResultChan()
+		if _, ok := e.Object.(*batchv1.Job); !ok {
+			t.Errorf("catch-up event of %T, want the informer's type", e.Object)
+		}
 		got2 = append(got2, fmt.Sprintf("%s %s", e.Type, e.Object.(metav1.Object).GetName()))
 	}
 	if want := []string{"ADDED job-1", "ADDED job-2", "DELETED gone"}; fmt.Sprint(got2) != fmt.Sprint(want) {
