@@ -35,6 +35,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -105,6 +106,10 @@ type Controller struct {
 	cronJobInformer  cache.SharedIndexInformer
 	calendarInformer informers.CalendarInformer
 	calendarIndexer  cache.Indexer
+
+	// shards, when set, are the shards this replica works: a sync runs only
+	// while its CronJob's shard is held, and ends when the hold does.
+	shards *shard.Set
 }
 
 // Option changes how NewController builds a Controller.
@@ -114,6 +119,12 @@ type Option func(*Controller)
 // broadcaster of its own on the kube clientset.
 func WithEventRecorder(r record.EventRecorder) Option {
 	return func(c *Controller) { c.recorder = r }
+}
+
+// WithShards makes the controller work only the CronJobs of the shards s
+// holds. The informers must be fed through shard.Filters of s.
+func WithShards(s *shard.Set) Option {
+	return func(c *Controller) { c.shards = s }
 }
 
 // NewController wires the event handlers and the Job index into the given
@@ -300,6 +311,14 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// Job is never created without its status being recorded.
 	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
+	if c.shards != nil {
+		held, done, ok := c.holdShard(syncCtx, key)
+		if !ok {
+			return true
+		}
+		defer done()
+		syncCtx = held
+	}
 	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "cronjob", key))
 
 	start := time.Now()
@@ -330,6 +349,36 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// holdShard holds the shard of the CronJob under key for one sync, whose
+// context then ends when the hold does: past it, another replica may hold
+// the shard. A CronJob of another replica's shard is dropped from the queue
+// (its cache entry is on its way out); one of a shard whose caches are
+// still filling waits its turn again. A key not in the cache is synced
+// unheld: that sync only finds the CronJob gone, and releases only orphans
+// of held shards (releaseOrphans).
+func (c *Controller) holdShard(ctx context.Context, key cache.ObjectName) (context.Context, func(), bool) {
+	obj, exists, err := c.cronJobIndexer.GetByKey(key.String())
+	m, ok := obj.(metav1.Object)
+	if err != nil || !exists || !ok {
+		return ctx, func() {}, true
+	}
+	held, done, res := c.shards.HoldContext(ctx, m.GetUID())
+	switch res {
+	case shard.NotHeld:
+		c.queue.Forget(key)
+		return nil, nil, false
+	case shard.NotReady:
+		c.queue.AddRateLimited(key)
+		return nil, nil, false
+	}
+	return held, done, true
+}
+
+// owns reports whether this replica works the object with shard key uid.
+func (c *Controller) owns(uid types.UID) bool {
+	return c.shards == nil || c.shards.Owns(uid)
 }
 
 // enqueueCronJob queues a CronJob (or its tombstone) for a sync now.
@@ -371,6 +420,10 @@ func (c *Controller) deleteCronJob(obj any) {
 	}
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
+	}
+	if cj, ok := obj.(metav1.Object); ok && !c.owns(cj.GetUID()) {
+		// Not deleted: its shard left this replica, and the cache with it.
+		return
 	}
 	// Only what was written for this very CronJob: one created again under
 	// its name may have been read live already (see ForgetUID).
@@ -475,6 +528,9 @@ func slimJob(obj any) (*slim.Job, error) {
 		return j, nil
 	case *batchv1.Job:
 		return slim.NewJob(j), nil
+	case *metav1.PartialObjectMetadata:
+		// A sharded cache's delete of a Job whose shard left this replica.
+		return &slim.Job{ObjectMeta: *j.ObjectMeta.DeepCopy()}, nil
 	default:
 		return nil, fmt.Errorf("unexpected object in a Job event handler: %T", obj)
 	}

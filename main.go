@@ -40,6 +40,7 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/httpserver"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
 
 // The default client limits are a safety net against a runaway loop, not
@@ -74,6 +75,9 @@ type options struct {
 	retryPeriod          time.Duration
 	leaderElectNamespace string
 	leaderElectID        string
+
+	shards         int
+	shardSelectors bool
 }
 
 // gcPercent is the GOGC this process runs with when the environment sets
@@ -115,6 +119,8 @@ func main() {
 	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often to try to acquire or renew the Lease.")
 	flag.StringVar(&o.leaderElectNamespace, "leader-elect-namespace", "", "Namespace of the Lease; defaults to the pod's namespace in a cluster, else default.")
 	flag.StringVar(&o.leaderElectID, "leader-elect-id", "cronjob-controller", "Name of the Lease.")
+	flag.IntVar(&o.shards, "shards", 0, "Share the CronJobs with the other replicas over this many shards, each held through a Lease (named after -leader-elect-id, timed by the -leader-elect-* durations); 0 runs unsharded. Every replica must use the same number. Excludes -leader-elect.")
+	flag.BoolVar(&o.shardSelectors, "shard-selectors", true, "With -shards, also ask the API server for only the held shards' CronJobs (shardSelector, feature gate ShardedListAndWatch); an API server without the gate ignores it, and the replica filters alone.")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -135,6 +141,9 @@ func main() {
 func run(ctx context.Context, o options) error {
 	if o.workers < 1 {
 		return fmt.Errorf("-workers must be at least 1, not %d", o.workers)
+	}
+	if err := validateSharding(o); err != nil {
+		return err
 	}
 	// Before any client or queue exists: client-go binds its metrics then.
 	registry := prometheus.NewRegistry()
@@ -176,6 +185,9 @@ func run(ctx context.Context, o options) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
+	if o.shards > 0 {
+		return runShardedController(ctx, o, registry, kubeClient, cronClient, recorder)
+	}
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	cronInformerFactory := informers.NewSharedInformerFactory(cronClient, 0)
 	controller, err := NewController(ctx, kubeClient, cronClient,
@@ -235,6 +247,32 @@ func runBoth(ctx context.Context, cronJobs *Controller, backfills *BackfillContr
 	cancel()
 	<-done
 	return err
+}
+
+// runShardedController is run's sharded half: informers that cache only
+// the held shards, and a controller that works only those.
+func runShardedController(ctx context.Context, o options, registry *prometheus.Registry,
+	kubeClient kubernetes.Interface, cronClient clientset.Interface, recorder record.EventRecorder) error {
+	set := shard.NewSet(o.shards, clock.RealClock{})
+	inf := newShardedInformers(set, kubeClient, cronClient, o.shardSelectors)
+	controller, err := NewController(ctx, kubeClient, cronClient,
+		jobInformer{inf.jobs}, cronJobInformer{inf.cronJobs},
+		clock.RealClock{}, WithEventRecorder(recorder), WithShards(set))
+	if err != nil {
+		return err
+	}
+	registerPerCronJobMetrics(registry, o.perCronJobMetrics, inf.cronJobs.GetStore(), inf.cronJobs.HasSynced)
+	registerShardMetrics(registry, inf)
+	if err := httpserver.Start(ctx, httpserver.Config{
+		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
+		Gatherer: registry, Ready: controller.HasSynced, Profiling: o.profiling,
+	}); err != nil {
+		return err
+	}
+	informerCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopInformers()
+	inf.start(informerCtx)
+	return runSharded(ctx, o, kubeClient, set, func(ctx context.Context) error { return controller.Run(ctx, o.workers) })
 }
 
 // registerPerCronJobMetrics adds the per-CronJob series to reg when on,

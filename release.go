@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -155,6 +156,9 @@ func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) e
 	}
 	var errs []error
 	for _, o := range noted {
+		if key := o.owner; c.shards != nil && !c.owns(cmp.Or(key, o.uid)) {
+			continue // its shard moved to another replica, which sees it too
+		}
 		if o.owner == current {
 			if j, ok := c.cachedJob(cache.ObjectName{Namespace: key.Namespace, Name: o.name}); ok && j.UID == o.uid && job.IsControlledBy(j, string(current)) {
 				continue // still its CronJob's: that one's plan releases it

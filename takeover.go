@@ -31,6 +31,11 @@ func (c *Controller) catchUpWithAPIServer(ctx context.Context) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		var seen, behind int
 		err := c.cronJobs.List(ctx, func(live *cronv1.CronJob) {
+			if !c.owns(live.UID) {
+				// Another replica's shard. A shard this replica takes later
+				// is listed afresh into its caches before it is worked.
+				return
+			}
 			seen++
 			if c.cacheBehind(live) {
 				behind++

@@ -8,6 +8,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,7 +53,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// apiserverFeatureGates are kube-apiserver's --feature-gates for the run.
+var apiserverFeatureGates = flag.String("apiserver.feature-gates", "", "kube-apiserver --feature-gates for this run, e.g. ShardedListAndWatch=true")
+
 func setUp(m *testing.M) (int, error) {
+	flag.Parse()
 	ctx := context.Background()
 	wd, err := os.Getwd()
 	if err != nil {
@@ -83,9 +88,10 @@ func setUp(m *testing.M) (int, error) {
 	// namespace named in its controller reference, so the Jobs of our
 	// CronJobs never reach it.
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
-		Binaries:    bins,
-		Dir:         filepath.Join(tmp, "cluster"),
-		Controllers: localcluster.DefaultControllers + ",cronjob",
+		Binaries:     bins,
+		Dir:          filepath.Join(tmp, "cluster"),
+		Controllers:  localcluster.DefaultControllers + ",cronjob",
+		FeatureGates: *apiserverFeatureGates,
 	})
 	if err != nil {
 		return 1, err

@@ -57,7 +57,20 @@ var (
 		Help:    "Duration of one sync of a CronJob.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	})
+	// ShardsHeld is how many shards this replica holds (with -shards).
+	ShardsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "shards_held",
+		Help: "Shards this replica holds and works (with -shards; 0 otherwise).",
+	})
+	// ShardMoves counts shards this replica acquired, released or lost.
+	ShardMoves = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "shard_moves_total",
+		Help: "Shards this replica took (acquired), gave up to balance or at shutdown (released), or lost because it could not renew their Lease in time (lost).",
+	}, []string{"direction"})
 )
+
+// ShardDirections are the direction labels of ShardMoves.
+var ShardDirections = []string{"acquired", "released", "lost"}
 
 // DeleteReasons are the reason labels of JobsDeleted.
 var DeleteReasons = []string{string(planner.DeleteHistory), string(planner.DeleteReplace)}
@@ -83,7 +96,10 @@ func Register(reg prometheus.Registerer) {
 		for _, reason := range MissedReasons {
 			MissedSchedules.WithLabelValues(reason)
 		}
-		reg.MustRegister(JobCreationSkew, JobsCreated, JobsDeleted, MissedSchedules, SyncErrors, SyncDuration,
+		for _, d := range ShardDirections {
+			ShardMoves.WithLabelValues(d)
+		}
+		reg.MustRegister(JobCreationSkew, JobsCreated, JobsDeleted, MissedSchedules, SyncErrors, SyncDuration, ShardsHeld, ShardMoves,
 			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		workqueue.SetProvider(newQueueProvider(reg))
 		requestLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{

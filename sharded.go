@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	cronlisters "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
+)
+
+// shardedInformers are the Job and CronJob informers of a sharded replica:
+// fed through shard.Filters, so their caches hold only the held shards.
+type shardedInformers struct {
+	jobs, cronJobs cache.SharedIndexInformer
+	jobFilter      *shard.Filter
+	cronJobFilter  *shard.Filter
+}
+
+func newShardedInformers(set *shard.Set, kube kubernetes.Interface, cron clientset.Interface, serverSide bool) *shardedInformers {
+	var cronField string
+	if serverSide {
+		// The API server can select CronJobs by their UID's hash; a Job's
+		// shard key is in its ownerReferences, which it cannot select by.
+		cronField = shard.UIDField
+	}
+	s := &shardedInformers{
+		jobFilter: shard.NewFilter(set, &batchv1.Job{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return kube.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return kube.BatchV1().Jobs(metav1.NamespaceAll).Watch(ctx, o)
+			}, ""),
+		cronJobFilter: shard.NewFilter(set, &cronv1.CronJob{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return cron.BatchV1().CronJobs(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return cron.BatchV1().CronJobs(metav1.NamespaceAll).Watch(ctx, o)
+			}, cronField),
+	}
+	s.jobs = cache.NewSharedIndexInformer(s.jobFilter, &batchv1.Job{}, 0, cache.Indexers{})
+	s.cronJobs = cache.NewSharedIndexInformer(s.cronJobFilter, &cronv1.CronJob{}, 0, cache.Indexers{})
+	s.jobFilter.SetIndexer(s.jobs.GetIndexer())
+	s.cronJobFilter.SetIndexer(s.cronJobs.GetIndexer())
+	return s
+}
+
+func (s *shardedInformers) start(ctx context.Context) {
+	go s.jobs.RunWithContext(ctx)
+	go s.cronJobs.RunWithContext(ctx)
+}
+
+// jobInformer and cronJobInformer give NewController the sharded informers.
+type jobInformer struct{ cache.SharedIndexInformer }
+
+func (i jobInformer) Informer() cache.SharedIndexInformer { return i.SharedIndexInformer }
+func (i jobInformer) Lister() batchlisters.JobLister {
+	return batchlisters.NewJobLister(i.GetIndexer())
+}
+
+type cronJobInformer struct{ cache.SharedIndexInformer }
+
+func (i cronJobInformer) Informer() cache.SharedIndexInformer { return i.SharedIndexInformer }
+func (i cronJobInformer) Lister() cronlisters.CronJobLister {
+	return cronlisters.NewCronJobLister(i.GetIndexer())
+}
+
+// registerShardMetrics adds the sizes of a sharded replica's caches, read
+// at each scrape, and whether the API server selects its CronJobs.
+func registerShardMetrics(reg prometheus.Registerer, inf *shardedInformers) {
+	for kind, informer := range map[string]cache.SharedIndexInformer{"cronjobs": inf.cronJobs, "jobs": inf.jobs} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "cronjob_controller", Name: "cached_objects",
+			Help:        "Objects in this replica's informer cache, by kind (with -shards: its shards' share).",
+			ConstLabels: prometheus.Labels{"kind": kind},
+		}, func() float64 { return float64(len(informer.GetStore().ListKeys())) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "cronjob_controller", Name: "shard_selected_by_api_server",
+		Help: "1 when the API server applied the last CronJob list's shardSelector (feature gate ShardedListAndWatch), 0 when this replica filters alone.",
+	}, func() float64 {
+		if inf.cronJobFilter.ServerSelected() {
+			return 1
+		}
+		return 0
+	}))
+}
+
+// shardMoves reports shard moves as metrics.
+type shardMoves struct{}
+
+func (shardMoves) Acquired() { metrics.ShardMoves.WithLabelValues("acquired").Inc() }
+func (shardMoves) Released() { metrics.ShardMoves.WithLabelValues("released").Inc() }
+func (shardMoves) Lost()     { metrics.ShardMoves.WithLabelValues("lost").Inc() }
+func (shardMoves) Held(n int) {
+	metrics.ShardsHeld.Set(float64(n))
+}
+
+// runSharded runs work while a shard.Manager holds this replica's share of
+// the shards in set. The workers stop first; the shards are released after,
+// so the replicas that take them over never overlap our last writes.
+func runSharded(ctx context.Context, o options, client kubernetes.Interface, set *shard.Set, work func(context.Context) error) error {
+	namespace := o.leaderElectNamespace
+	if namespace == "" {
+		namespace = podNamespace()
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	m := &shard.Manager{
+		Client:        client.CoordinationV1(),
+		Namespace:     namespace,
+		Name:          o.leaderElectID,
+		Identity:      host + "_" + string(uuid.NewUUID()),
+		LeaseDuration: o.leaseDuration,
+		RenewDeadline: o.renewDeadline,
+		RetryPeriod:   o.retryPeriod,
+		Clock:         clock.RealClock{},
+		Set:           set,
+		Moves:         shardMoves{},
+	}
+	klog.FromContext(ctx).Info("Sharing the CronJobs with other replicas", "shards", set.N(),
+		"leases", klog.KRef(namespace, o.leaderElectID+"-*"), "identity", m.Identity)
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLeases()
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		m.Run(leaseCtx)
+	}()
+	err = work(ctx)
+	stopLeases()
+	<-released
+	return err
+}
+
+func validateSharding(o options) error {
+	switch {
+	case o.shards < 0:
+		return fmt.Errorf("-shards must be 0 (off) or more, not %d", o.shards)
+	case o.shards > 0 && o.leaderElect:
+		return fmt.Errorf("-shards and -leader-elect exclude each other: with -shards every replica works its share")
+	case o.shards > 0 && o.renewDeadline >= o.leaseDuration:
+		return fmt.Errorf("-leader-elect-renew-deadline (%v) must be shorter than -leader-elect-lease-duration (%v): the gap fences a replica's writes", o.renewDeadline, o.leaseDuration)
+	}
+	return nil
+}
