@@ -480,6 +480,7 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 		}
 	}
 	w.checkGhost(x, rec)
+	w.checkCalendarStart(x, rec)
 }
 
 func (w *modelWalk) runNowReused(x *modelCJ, name string) bool {
@@ -665,6 +666,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 			conflict = true
 		}
 	}
+	w.checkCalendarCounts(x)
 	// I5: errors only from faults, or from a conflict on a stale cache.
 	if res.err != nil && faults == 0 {
 		switch {
@@ -797,6 +799,13 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		if !modelWithin(&spec, t, now) {
 			break
 		}
+		if w.calMayHold(x, views, t) {
+			// A Calendar version the controller may have decided it under
+			// excludes or holds it: either decision is right. Under Latest
+			// that leaves nothing to start.
+			w.stat("I3 nothing required: a Calendar may hold a due time")
+			continue
+		}
 		expected = append(expected, t)
 	}
 	if len(expected) == 0 {
@@ -821,6 +830,9 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 			continue
 		}
 		missing = append(missing, t)
+	}
+	if x.namesCalendars() {
+		w.checked("I3 due run of a CronJob naming Calendars required to have started")
 	}
 	if len(missing) == 0 {
 		w.checked("I3 due run required to have started")
@@ -1307,7 +1319,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			continue
 		case cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved:
 			// A Calendar's hold is final by rule too (never owed later);
-			// the walk names no Calendar, so these never appear yet.
+			// checkCalendarCounts judges these.
 			continue
 		}
 		if x.countedEarly[t.Unix()] {
@@ -1353,6 +1365,12 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			w.stat("I3 missed-run window skipped: cannot tell runs")
 			return
 		case modelYes:
+			if w.calMayHold(x, views, t) {
+				// Held or not by the Calendar version the controller
+				// decided it under: the count may go either way.
+				w.stat("I3 missed-run window skipped: a Calendar may hold a time")
+				return
+			}
 			owed = append(owed, t)
 		}
 	}
