@@ -23,12 +23,15 @@ package main
 // every such view excludes, or holds.
 //
 // A time blocked under some of them is ambiguous: I3 requires no Job for
-// it (under Latest, nothing for that sync), and skips the missed-run window
-// around it. A time blocked under none is judged as before (I1, I3). And a
-// count under Excluded (CalendarUnresolved) must be for a time some such
-// view excluded (held):
+// it (under Latest, nothing for that sync), and the missed-run window
+// around it is compared with a tolerance of one per such time (counted or
+// not; letting one older run into a catch-up's limit or not). A time
+// blocked under none is judged as before (I1, I3). A count under Excluded
+// (CalendarUnresolved) must be for a time some such view excluded (held),
+// and the newest due time, blocked under all of them, must be counted:
 //
-// I3.excluded-without-calendar, I3.held-without-missing-calendar.
+// I3.excluded-without-calendar, I3.held-without-missing-calendar,
+// I3.held-run-not-counted.
 
 import (
 	"fmt"
@@ -38,6 +41,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
@@ -491,4 +495,65 @@ func (w *modelWalk) checkCalendarCounts(x *modelCJ) {
 			w.violate("I3.held-without-missing-calendar", "%s: the run at %s is counted as CalendarUnresolved, but every Calendar it named was there and usable (%d decisions)", x.name, modelFmtTime(t), v.n)
 		}
 	}
+}
+
+// checkHeldCounted is I3 for a held run: after a settled sync whose status
+// is final, the newest due run, if every Calendar version the controller may
+// have decided it under excludes or holds it, is counted under Excluded or
+// CalendarUnresolved (an exclusion wins over the deadline and Forbid; older
+// runs are superseded or started around it) - unless Forbid waits on a
+// running Job, when older runs may still be to start and the count waits.
+func (w *modelWalk) checkHeldCounted(res *modelSyncResult) {
+	x, now := res.x, w.now()
+	if !x.namesCalendars() {
+		return
+	}
+	gen := w.lastGen(x)
+	spec := x.specs[gen]
+	if ptr.Deref(spec.Suspend, false) || !w.naming(x, gen).valid {
+		return
+	}
+	lower := x.created
+	if p := x.prevRun(res.pre.jobsN); p.After(lower) {
+		lower = p
+	}
+	for _, m := range res.pre.stored.MissedRuns {
+		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(lower) {
+			lower = m.LastTime.Time
+		}
+	}
+	cands, ok := w.enumerate(x, gen, lower, now, 3000, true)
+	if !ok {
+		return
+	}
+	views := w.views(x, w.ctl.id)
+	var t time.Time
+	for i := len(cands) - 1; i >= 0 && t.IsZero(); i-- {
+		switch w.owed(x, views, cands[i], true) {
+		case modelUnknown:
+			return
+		case modelYes:
+			t = cands[i]
+		}
+	}
+	if t.IsZero() || x.started(t, len(x.jobs)) {
+		return
+	}
+	gens, positions := w.calDecisions(x, t, modelViewGensFrom(views, t), w.ctl.calCursor)
+	v := w.calVerdicts(x, t, gens, positions)
+	if !v.always() {
+		return
+	}
+	if spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && (len(res.pre.active) > 0 || len(w.activeJobs(x)) > 0) {
+		w.stat("I3 held run count skipped: Forbid waits on a running Job")
+		return
+	}
+	w.checked("I3 newest due run a Calendar holds required to be counted")
+	for _, m := range w.srv.cronJobs[x.skey].Status.MissedRuns {
+		if (m.Reason == cronv1.MissedExcluded && v.excluded > 0 || m.Reason == cronv1.MissedCalendarUnresolved && v.held > 0) && !m.LastTime.Time.Before(t) {
+			return
+		}
+	}
+	w.violate("I3.held-run-not-counted", "%s: the run at %s, the newest due, is excluded or held by every Calendar version the controller could have read, but status.missedRuns does not count it: %s",
+		x.name, modelFmtTime(t), modelDescribeMissed(w.srv.cronJobs[x.skey].Status.MissedRuns))
 }
