@@ -9,7 +9,8 @@ package main
 // informers are never started: the walk decides when their indexers catch
 // up with the store, and calls syncHandler itself, so syncs run on stale
 // caches, behind deferred status writes, across restarts and clean
-// shutdowns, while users edit specs, Jobs finish or vanish, and a fake clock
+// shutdowns, while users edit specs, Jobs finish or vanish, exclusion
+// Calendars come, change and go (model_calendar_test.go), and a fake clock
 // jumps by seconds to days, sometimes onto daylight-saving changes. After
 // every step the invariants I1-I5 (model_oracle_test.go) are checked. The
 // walk goes on after a violation, so one bug does not hide another; the
@@ -254,6 +255,7 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 			"I4 settled statuses compared", "I5 syncs run",
 			"I2 scheduled Jobs of CronJobs naming Calendars, checked", "I3 Calendar counts checked",
 			"I3 due run of a CronJob naming Calendars required to have started",
+			"I3 newest due run a Calendar holds required to be counted",
 		} {
 			if s.stats[k] == 0 {
 				t.Errorf("model: invariant check %q never checked anything: the oracle is vacuous", k)
