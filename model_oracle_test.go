@@ -64,6 +64,14 @@ package main
 // does not list a Job this process deleted itself within the last minute,
 // nor leave out one it created within it that still runs.
 //
+// Calendars (model_calendar_test.go): a scheduled Job for a time that every
+// Calendar version the controller could have decided it under excludes or
+// holds breaks I2 (excluded-run-started, held-run-started); I3 requires no
+// Job for a time some such version holds, compares the missed-run window
+// around it with a tolerance of one per such time, wants a count under
+// Excluded or CalendarUnresolved backed by such a version, and the newest
+// due time that every such version holds counted.
+//
 // I5: syncHandler never panics nor blocks (30 s), returns an error only when
 // a fault was injected or a status write met a conflict on caches behind the
 // store, makes only the calls a controller needs (no list, watch, update of a
@@ -480,6 +488,7 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 		}
 	}
 	w.checkGhost(x, rec)
+	w.checkCalendarStart(x, rec)
 }
 
 func (w *modelWalk) runNowReused(x *modelCJ, name string) bool {
@@ -665,6 +674,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 			conflict = true
 		}
 	}
+	w.checkCalendarCounts(x)
 	// I5: errors only from faults, or from a conflict on a stale cache.
 	if res.err != nil && faults == 0 {
 		switch {
@@ -698,6 +708,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 	if w.statusFinal(res) {
 		w.checkStatus(res)
 		w.checkMissed(res)
+		w.checkHeldCounted(res)
 	} else {
 		w.stat("I4 skipped: status deferred")
 		x.anchor = nil
@@ -797,6 +808,13 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		if !modelWithin(&spec, t, now) {
 			break
 		}
+		if w.calMayHold(x, views, t) {
+			// A Calendar version the controller may have decided it under
+			// excludes or holds it: either decision is right. Under Latest
+			// that leaves nothing to start.
+			w.stat("I3 nothing required: a Calendar may hold a due time")
+			continue
+		}
 		expected = append(expected, t)
 	}
 	if len(expected) == 0 {
@@ -821,6 +839,9 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 			continue
 		}
 		missing = append(missing, t)
+	}
+	if x.namesCalendars() {
+		w.checked("I3 due run of a CronJob naming Calendars required to have started")
 	}
 	if len(missing) == 0 {
 		w.checked("I3 due run required to have started")
@@ -1307,7 +1328,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			continue
 		case cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved:
 			// A Calendar's hold is final by rule too (never owed later);
-			// the walk names no Calendar, so these never appear yet.
+			// checkCalendarCounts judges these.
 			continue
 		}
 		if x.countedEarly[t.Unix()] {
@@ -1347,12 +1368,19 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	}
 	views := w.views(x, w.ctl.id)
 	var owed []time.Time
+	// held counts the runs a Calendar version the controller may have
+	// decided them under excludes or holds: each may be counted or not,
+	// and each may let one older run into a catch-up's limit.
+	held := int64(0)
 	for _, t := range cands {
 		switch w.owed(x, views, t, true) {
 		case modelUnknown:
 			w.stat("I3 missed-run window skipped: cannot tell runs")
 			return
 		case modelYes:
+			if w.calMayHold(x, views, t) {
+				held++
+			}
 			owed = append(owed, t)
 		}
 	}
@@ -1396,19 +1424,22 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		}
 	}
 	got := modelMissedTotal(&st) - a1.total
-	lo, hi := expect-foreign, expect+foreign+allowance+newEarly
+	lo, hi := expect-foreign-held, expect+foreign+allowance+newEarly+held
 	if expect > schedule.ManyMissed {
 		lo = min(lo, schedule.ManyMissed)
 	}
 	w.checked("I3 missed-run windows compared")
+	if held > 0 {
+		w.stat("I3 missed-run windows compared with a Calendar's tolerance")
+	}
 	window := fmt.Sprintf("between %s and %s (runs due in the window: %d, policy %s, catchUp %s, deadline %s): missedRuns grew by %d, want %d",
 		modelFmtTime(a1.at), modelFmtTime(now), len(owed), spec.ConcurrencyPolicy, spec.CatchUpPolicy, modelDeref(spec.StartingDeadlineSeconds), got, expect)
 	if len(newly) > 8 {
 		newly = slices.Concat(newly[:4], []string{"..."}, newly[len(newly)-3:])
 	}
 	window += fmt.Sprintf(" (runs no longer able to start: %s)", strings.Join(newly, " "))
-	if foreign+allowance+newEarly > 0 {
-		window += fmt.Sprintf(" (tolerance -%d/+%d for runs reported already or names foreign Jobs took)", foreign, foreign+allowance+newEarly)
+	if foreign+allowance+newEarly+held > 0 {
+		window += fmt.Sprintf(" (tolerance -%d/+%d for runs reported already, names foreign Jobs took, or runs a Calendar may hold)", foreign+held, foreign+allowance+newEarly+held)
 	}
 	if got >= lo && got <= hi {
 		return

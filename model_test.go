@@ -9,7 +9,8 @@ package main
 // informers are never started: the walk decides when their indexers catch
 // up with the store, and calls syncHandler itself, so syncs run on stale
 // caches, behind deferred status writes, across restarts and clean
-// shutdowns, while users edit specs, Jobs finish or vanish, and a fake clock
+// shutdowns, while users edit specs, Jobs finish or vanish, exclusion
+// Calendars come, change and go (model_calendar_test.go), and a fake clock
 // jumps by seconds to days, sometimes onto daylight-saving changes. After
 // every step the invariants I1-I5 (model_oracle_test.go) are checked. The
 // walk goes on after a violation, so one bug does not hide another; the
@@ -252,6 +253,9 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 			"I1 Jobs created, checked", "I2 scheduled Jobs created, checked",
 			"I3 due run required to have started", "I3 missed-run windows compared",
 			"I4 settled statuses compared", "I5 syncs run",
+			"I2 scheduled Jobs of CronJobs naming Calendars, checked", "I3 Calendar counts checked",
+			"I3 due run of a CronJob naming Calendars required to have started",
+			"I3 newest due run a Calendar holds required to be counted",
 		} {
 			if s.stats[k] == 0 {
 				t.Errorf("model: invariant check %q never checked anything: the oracle is vacuous", k)
@@ -328,6 +332,9 @@ type modelWalk struct {
 	namings    map[string]*modelNaming
 	namedCache map[modelNamedKey]modelTri
 
+	// cal is the Calendars in the store and their history (model_calendar_test.go).
+	cal modelCals
+
 	trace  [][]string // lines per step, the last modelTraceSteps+1
 	viol   map[string]*modelViolation
 	counts map[string]int
@@ -402,6 +409,7 @@ type modelSyncRec struct {
 	wroteOK  bool // its status reached the store
 	deferred bool // its status was kept for later
 	jobsN    int  // len(modelCJ.jobs) after it
+	cal      int  // the Calendar cache's position in modelCals.log: what it read
 }
 
 // modelCtl is one controller process.
@@ -410,6 +418,9 @@ type modelCtl struct {
 	c                     *Controller
 	jobIdx, cronIdx       cache.Indexer
 	jobCursor, cronCursor int
+	// calIdx is the Calendar cache, fed from modelCals.log up to calCursor.
+	calIdx    cache.Indexer
+	calCursor int
 	// lastWriteGen is, per CronJob, the generation of its newest status
 	// this process wrote.
 	lastWriteGen map[types.UID]int64
@@ -575,6 +586,7 @@ func (w *modelWalk) run(steps int) {
 		w.createCronJob(fmt.Sprintf("cj-%c", 'a'+i))
 		w.clock.Step(time.Duration(w.rng.Intn(120)) * time.Second)
 	}
+	w.initialCalendars()
 	w.restart(false)
 	defer func() {
 		if w.ctl != nil {
@@ -665,6 +677,9 @@ func (w *modelWalk) createCronJob(name string) {
 		},
 	}
 	w.maybeSchedules(&spec)
+	if w.rng.Float64() < 0.4 {
+		spec.ExcludeCalendars = w.randomCalendarNames()
+	}
 	if w.rng.Float64() < 0.1 {
 		// An active window: opening up to three hours from now, closing one
 		// to twelve hours after that, or open on one side.
@@ -702,9 +717,9 @@ func modelDescribeSpec(s *cronv1.CronJobSpec) string {
 	if s.StartingDeadlineSeconds != nil {
 		d = fmt.Sprint(*s.StartingDeadlineSeconds)
 	}
-	return fmt.Sprintf("schedule=%q window=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d",
+	return fmt.Sprintf("schedule=%q window=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d calendars=%v",
 		modelScheduleKey(*s), modelWindowKey(*s), ptr.Deref(s.TimeZone, "<local>"), ptr.Deref(s.Suspend, false), s.ConcurrencyPolicy, d,
-		s.CatchUpPolicy, ptr.Deref(s.CatchUpLimit, 0), ptr.Deref(s.SuccessfulJobsHistoryLimit, -1), ptr.Deref(s.FailedJobsHistoryLimit, -1))
+		s.CatchUpPolicy, ptr.Deref(s.CatchUpLimit, 0), ptr.Deref(s.SuccessfulJobsHistoryLimit, -1), ptr.Deref(s.FailedJobsHistoryLimit, -1), s.ExcludeCalendars)
 }
 
 // restart throws the controller away (crash) or shuts it down cleanly
@@ -728,7 +743,7 @@ func (w *modelWalk) restart(clean bool) {
 	cronFactory := informers.NewSharedInformerFactory(w.srv.cron, 0)
 	modelNewControllerMu.Lock()
 	c, err := NewController(w.ctx, w.srv.kube, w.srv.cron, kubeFactory.Batch().V1().Jobs(), cronFactory.Batch().V1().CronJobs(),
-		modelClock{w.clock}, WithEventRecorder(modelRecorder{w}))
+		modelClock{w.clock}, WithEventRecorder(modelRecorder{w}), WithCalendars(cronFactory.Batch().V1().Calendars()))
 	modelNewControllerMu.Unlock()
 	if err != nil {
 		w.t.Fatal(err)
@@ -737,6 +752,7 @@ func (w *modelWalk) restart(clean bool) {
 		id: w.ctls, c: c,
 		jobIdx:       kubeFactory.Batch().V1().Jobs().Informer().GetIndexer(),
 		cronIdx:      cronFactory.Batch().V1().CronJobs().Informer().GetIndexer(),
+		calIdx:       cronFactory.Batch().V1().Calendars().Informer().GetIndexer(),
 		lastWriteGen: map[types.UID]int64{},
 		created:      map[types.UID]modelCreated{},
 		deleted:      map[types.UID]modelCreated{},
@@ -760,9 +776,10 @@ func (w *modelWalk) takeover() {
 	}
 	jobsTo, cronTo := behind(len(w.srv.jobLog)), behind(len(w.srv.cronLog))
 	w.restart(false)
-	w.ctl.jobCursor, w.ctl.cronCursor = 0, 0
+	w.ctl.jobCursor, w.ctl.cronCursor, w.ctl.calCursor = 0, 0, 0
 	w.ctl.jobIdx.Replace(nil, "")
 	w.ctl.cronIdx.Replace(nil, "")
+	w.ctl.calIdx.Replace(nil, "")
 	w.catchUp(jobsTo, cronTo)
 	w.srv.resetCalls()
 	if err := w.ctl.c.catchUpWithAPIServer(w.ctx); err != nil {
@@ -781,6 +798,13 @@ func (w *modelWalk) takeover() {
 // its logs, in order, as a watch would deliver them.
 func (w *modelWalk) catchUp(jobsTo, cronTo int) {
 	ctl := w.ctl
+	// Calendars come on a watch of their own: all of them when the others
+	// catch up fully, else any part.
+	if jobsTo == len(w.srv.jobLog) && cronTo == len(w.srv.cronLog) {
+		w.catchUpCals(len(w.cal.log))
+	} else if n := len(w.cal.log) - ctl.calCursor; n > 0 {
+		w.catchUpCals(ctl.calCursor + w.rng.Intn(n+1))
+	}
 	for ; ctl.jobCursor < jobsTo; ctl.jobCursor++ {
 		e := w.srv.jobLog[ctl.jobCursor]
 		if e.deleted {
@@ -812,7 +836,7 @@ func (w *modelWalk) catchUp(jobsTo, cronTo int) {
 }
 
 func (w *modelWalk) caughtUp() bool {
-	return w.ctl.jobCursor == len(w.srv.jobLog) && w.ctl.cronCursor == len(w.srv.cronLog)
+	return w.ctl.jobCursor == len(w.srv.jobLog) && w.ctl.cronCursor == len(w.srv.cronLog) && w.ctl.calCursor == len(w.cal.log)
 }
 
 // cacheLag describes how far the caches are behind the store.
@@ -820,8 +844,8 @@ func (w *modelWalk) cacheLag() string {
 	if w.caughtUp() {
 		return "caches caught up"
 	}
-	return fmt.Sprintf("caches behind by %d Job and %d CronJob writes",
-		len(w.srv.jobLog)-w.ctl.jobCursor, len(w.srv.cronLog)-w.ctl.cronCursor)
+	return fmt.Sprintf("caches behind by %d Job, %d CronJob and %d Calendar writes",
+		len(w.srv.jobLog)-w.ctl.jobCursor, len(w.srv.cronLog)-w.ctl.cronCursor, len(w.cal.log)-w.ctl.calCursor)
 }
 
 // phantoms lists Jobs this controller created recently and a user deleted
@@ -858,6 +882,13 @@ func (w *modelWalk) doStep() {
 		w.logf("  faults this step: %s, rate %.1f", w.srv.faults.profile, w.srv.faults.rate)
 	}
 	x := pick(w.rng, w.cjs)
+	if w.rng.Float64() < 0.07 {
+		w.calendarStep(x)
+		if w.rng.Float64() < 0.5 {
+			w.syncStep(x)
+		}
+		return
+	}
 	r := w.rng.Intn(100)
 	switch {
 	case r < 36:
@@ -1143,6 +1174,9 @@ func (w *modelWalk) editSpec(x *modelCJ) {
 	cj := w.srv.updateCronJob(x.skey, func(cj *cronv1.CronJob) {
 		s := &cj.Spec
 		switch r := w.rng.Float64(); {
+		case r < 0.12 && w.naming(x, cj.Generation).valid:
+			s.ExcludeCalendars = w.randomCalendarNames()
+			what = fmt.Sprintf("excludeCalendars=%v", s.ExcludeCalendars)
 		case r < 0.33 || (r < 0.6 && !w.naming(x, cj.Generation).valid):
 			s.Schedule, s.Schedules = w.randomSchedule(), nil
 			w.maybeSchedules(s)
@@ -1343,6 +1377,11 @@ func (w *modelWalk) deliverOld() {
 		cronTo++
 	}
 	w.catchUp(jobsTo, cronTo)
+	calTo := ctl.calCursor
+	for calTo < len(w.cal.log) && !w.cal.log[calTo].at.After(cutoff) {
+		calTo++
+	}
+	w.catchUpCals(calTo)
 }
 
 // sync runs one sync of x and checks the invariants on what it did.
@@ -1359,7 +1398,7 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 	var rec *modelSyncRec
 	if obj, ok, _ := ctl.cronIdx.GetByKey(x.skey); ok {
 		lo := obj.(*slim.CronJob).Generation
-		rec = &modelSyncRec{seq: len(x.records), step: w.step, at: now, inst: ctl.id, lo: lo, hi: max(lo, ctl.lastWriteGen[x.uid])}
+		rec = &modelSyncRec{seq: len(x.records), step: w.step, at: now, inst: ctl.id, lo: lo, hi: max(lo, ctl.lastWriteGen[x.uid]), cal: ctl.calCursor}
 		x.records = append(x.records, rec)
 		// The controller sees the Jobs its cache holds.
 		for _, o := range modelIndexed(ctl.jobIdx, x.uid) {
