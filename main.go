@@ -255,9 +255,13 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	kubeClient kubernetes.Interface, cronClient clientset.Interface, recorder record.EventRecorder) error {
 	set := shard.NewSet(o.shards, clock.RealClock{})
 	inf := newShardedInformers(set, kubeClient, cronClient, o.shardSelectors)
+	// Calendars are cluster-scoped and few: every replica caches them all.
+	// Without them each CronJob naming one would hold its runs.
+	calendars := informers.NewSharedInformerFactory(cronClient, 0)
 	controller, err := NewController(ctx, kubeClient, cronClient,
 		jobInformer{inf.jobs}, cronJobInformer{inf.cronJobs},
-		clock.RealClock{}, WithEventRecorder(recorder), WithShards(set))
+		clock.RealClock{}, WithEventRecorder(recorder), WithShards(set),
+		WithCalendars(calendars.Batch().V1().Calendars()))
 	if err != nil {
 		return err
 	}
@@ -272,6 +276,7 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	informerCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopInformers()
 	inf.start(informerCtx)
+	calendars.Start(informerCtx.Done()) // stops with informerCtx
 	return runSharded(ctx, o, kubeClient, set, func(ctx context.Context) error { return controller.Run(ctx, o.workers) })
 }
 
