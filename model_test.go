@@ -785,10 +785,11 @@ func (w *modelWalk) takeover() {
 	if err := w.ctl.c.catchUpWithAPIServer(w.ctx); err != nil {
 		w.t.Fatal(err)
 	}
-	// The list showed the controller every spec as the store holds it.
+	// What the barrier kept of the list stands in for the cache: the
+	// controller now sees those specs.
 	for _, x := range w.cjs {
-		if cj, ok := w.srv.cronJobs[x.skey]; ok {
-			w.ctl.lastWriteGen[x.uid] = max(w.ctl.lastWriteGen[x.uid], cj.Generation)
+		if kept, ok := w.ctl.c.writtenCronJobs.Get(x.key); ok {
+			w.ctl.lastWriteGen[x.uid] = max(w.ctl.lastWriteGen[x.uid], kept.Generation)
 		}
 	}
 	w.logf("  controller %d is a standby taking over: %s; read the CronJobs live: %s", w.ctl.id, w.cacheLag(), modelDescribeCalls(w.srv.calls))
