@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 )
 
 // README: "Editing a Calendar takes effect at the next due time of each
