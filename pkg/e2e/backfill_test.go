@@ -111,7 +111,7 @@ func TestBackfill(t *testing.T) {
 	if err := env.cron.BatchV1().CronJobs(ns).Delete(context.Background(), cj.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the Backfill and its Jobs collected with the CronJob", func() (bool, string) {
+	eventually(t, gcWait, "the Backfill and its Jobs collected with the CronJob", func() (bool, string) {
 		_, err := env.cron.BatchV1().Backfills(ns).Get(context.Background(), bf.Name, metav1.GetOptions{})
 		_, all := ours()
 		return apierrors.IsNotFound(err) && len(all) == 0, fmt.Sprintf("get Backfill: %v; %d backfill Jobs left", err, len(all))

@@ -284,6 +284,13 @@ func TestControllerRestart(t *testing.T) {
 	}
 }
 
+// gcWait bounds how long a test waits for kube-controller-manager's garbage
+// collector. The CRDs are applied after it starts, so it watches our kinds
+// only from its next discovery resync (every 30 s); until then a deleted
+// owner is noticed late. A loaded 2-core CI machine saw a two-level chain
+// (CronJob, Backfill, Jobs) take longer than 30 s.
+const gcWait = 2 * time.Minute
+
 // 6. Deleting a CronJob garbage-collects its Jobs.
 func TestDeleteCronJobCollectsJobs(t *testing.T) {
 	ns := newNamespace(t)
@@ -296,7 +303,7 @@ func TestDeleteCronJobCollectsJobs(t *testing.T) {
 	if out, err := kubectl("delete", "-n", ns, "cronjobs.batch.tutorial.kubebuilder.io", cj.Name); err != nil {
 		t.Fatalf("kubectl delete: %v\n%s", err, out)
 	}
-	eventually(t, 60*time.Second, "the garbage collector to delete the Jobs", func() (bool, string) {
+	eventually(t, gcWait, "the garbage collector to delete the Jobs", func() (bool, string) {
 		n := len(listJobs(t, ns))
 		return n == 0, fmt.Sprintf("%d Jobs left", n)
 	})
