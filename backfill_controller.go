@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,6 +32,11 @@ import (
 // backfillsByCronJob indexes Backfills by namespace/spec.cronJobName, so a
 // change of a CronJob wakes the Backfills that name it.
 const backfillsByCronJob = "backfillsByCronJob"
+
+// jobsByBackfill indexes Jobs by namespace/name of the Backfill controlling
+// them, so the Jobs of a Backfill that is gone, whose UID no one knows
+// any more, can still be found and released.
+const jobsByBackfill = "jobsByBackfill"
 
 // BackfillController creates the Jobs of Backfills (see pkg/backfill for the
 // rules). It shares the Job and CronJob informers, and the leader Lease,
@@ -87,6 +93,9 @@ func NewBackfillController(
 	if err := backfillInformer.Informer().AddIndexers(cache.Indexers{backfillsByCronJob: indexByCronJobName}); err != nil {
 		return nil, fmt.Errorf("adding the Backfill index: %w", err)
 	}
+	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByBackfill: indexByBackfill}); err != nil {
+		return nil, fmt.Errorf("adding the Job index by Backfill: %w", err)
+	}
 	if _, err := backfillInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
@@ -118,6 +127,28 @@ func indexByCronJobName(obj any) ([]string, error) {
 		return nil, nil
 	}
 	return []string{bf.Namespace + "/" + bf.Spec.CronJobName}, nil
+}
+
+// indexByBackfill is the jobsByBackfill index function.
+func indexByBackfill(obj any) ([]string, error) {
+	j, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if ref := backfillOf(j); ref != nil {
+		return []string{j.GetNamespace() + "/" + ref.Name}, nil
+	}
+	return nil, nil
+}
+
+// backfillOf returns the reference to the Backfill controlling j, if one
+// does.
+func backfillOf(j metav1.Object) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(j)
+	if ref == nil || ref.Kind != "Backfill" || ref.APIVersion != cronv1.SchemeGroupVersion.String() {
+		return nil
+	}
+	return ref
 }
 
 // HasSynced reports whether the caches have listed once.
@@ -170,8 +201,8 @@ func (c *BackfillController) enqueueController(obj any) {
 	if !ok {
 		return
 	}
-	ref := metav1.GetControllerOfNoCopy(j)
-	if ref == nil || ref.Kind != "Backfill" || ref.APIVersion != cronv1.SchemeGroupVersion.String() {
+	ref := backfillOf(j)
+	if ref == nil {
 		return
 	}
 	c.queue.Add(cache.ObjectName{Namespace: j.GetNamespace(), Name: ref.Name})
@@ -229,14 +260,19 @@ func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
 
 // syncBackfill gathers a Backfill's view (its CronJob, the Jobs holding the
 // names of its times), asks backfill.Decide, and carries the plan out: the
-// owner reference first, then the creates in order, then one status write.
-// A status written from a stale cache conflicts and is retried, and its
-// creates were harmless: a name already taken answers AlreadyExists.
+// owner reference first, then the creates in order, then one status write,
+// then the release of the Jobs that status records.
+//
+// A plan that creates is made again from the Backfill read live: the cache
+// may not show this process's last status write yet (or, after a
+// takeover, the old leader's), and a time that write recorded, whose Job
+// is already gone, would be created again. Jobs whose time is not yet
+// recorded cannot be gone: they hold backfill.Finalizer.
 func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 	cached, err := c.backfills.Backfills(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return c.releaseOrphans(ctx, key, "")
 	}
 	if err != nil {
 		return err
@@ -246,11 +282,25 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 	if err != nil {
 		return err
 	}
-	gone, err := c.goneJobs(ctx, bf)
+	plan, err := c.decide(ctx, bf, cj)
 	if err != nil {
 		return err
 	}
-	plan := backfill.Decide(backfill.Input{Backfill: bf, CronJob: cj, Job: c.job(key.Namespace), Gone: gone, Now: c.clock.Now()})
+	if len(plan.Creates) > 0 {
+		live, err := c.client.BatchV1().Backfills(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil // its delete event queues it again
+		case err != nil:
+			return fmt.Errorf("reading backfill %s before creating its Jobs: %w", key, err)
+		case live.UID != bf.UID:
+			return nil // the cache is about to show the new one, which queues it
+		}
+		bf = live
+		if plan, err = c.decide(ctx, bf, cj); err != nil {
+			return err
+		}
+	}
 
 	if plan.Owner != nil {
 		bf.OwnerReferences = append(bf.OwnerReferences, *plan.Owner)
@@ -271,13 +321,113 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 	}
 	if !equality.Semantic.DeepEqual(bf.Status, plan.Status) {
 		bf.Status = plan.Status
-		if _, err := c.client.BatchV1().Backfills(bf.Namespace).UpdateStatus(ctx, bf, metav1.UpdateOptions{}); err != nil {
+		written, err := c.client.BatchV1().Backfills(bf.Namespace).UpdateStatus(ctx, bf, metav1.UpdateOptions{})
+		if err != nil {
 			return errors.Join(createErr, fmt.Errorf("writing status of backfill %s: %w", key, err))
 		}
 		logger.V(2).Info("Backfill status written", "created", plan.Status.Created, "skipped", plan.Status.Skipped,
 			"active", len(plan.Status.Active))
+		bf = written
 	}
-	return createErr
+	// bf.Status is stored now: as written, or as read (from the cache or
+	// live), and a stored status is never undone.
+	return errors.Join(createErr, c.releaseRecorded(ctx, bf))
+}
+
+// decide asks backfill.Decide about bf (and cj, nil when there is none),
+// first asking the API server about the active Jobs the cache lacks.
+func (c *BackfillController) decide(ctx context.Context, bf *cronv1.Backfill, cj *cronv1.CronJob) (*backfill.Plan, error) {
+	gone, err := c.goneJobs(ctx, bf)
+	if err != nil {
+		return nil, err
+	}
+	return backfill.Decide(backfill.Input{Backfill: bf, CronJob: cj, Job: c.job(bf.Namespace), Gone: gone, Now: c.clock.Now()}), nil
+}
+
+// releaseRecorded removes backfill.Finalizer from the Jobs of bf that
+// bf.Status, as stored, records; and from Jobs of an earlier Backfill of
+// the same name (see releaseOrphans).
+func (c *BackfillController) releaseRecorded(ctx context.Context, bf *cronv1.Backfill) error {
+	var errs []error
+	orphans := false
+	for _, j := range c.holding(cache.MetaObjectToName(bf)) {
+		if backfillOf(j).UID != bf.UID {
+			orphans = true
+			continue
+		}
+		at, _ := j.ScheduledAt()
+		if backfill.Recorded(&bf.Status, j, at) {
+			errs = append(errs, c.release(ctx, j))
+		}
+	}
+	if orphans {
+		errs = append(errs, c.releaseOrphans(ctx, cache.MetaObjectToName(bf), bf.UID))
+	}
+	return errors.Join(errs...)
+}
+
+// releaseOrphans removes backfill.Finalizer from the Jobs under key whose
+// Backfill is gone: no status will ever record them, and without this a
+// Job the garbage collector deletes with its Backfill would hang in
+// Terminating. The Job cache can be ahead of the Backfill cache (a Job of
+// a Backfill the cache does not show yet), so the Backfill is read live
+// first; current is the UID of the one the cache shows, if any.
+func (c *BackfillController) releaseOrphans(ctx context.Context, key cache.ObjectName, current types.UID) error {
+	var candidates []*slim.Job
+	for _, j := range c.holding(key) {
+		if backfillOf(j).UID != current {
+			candidates = append(candidates, j)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil
+	}
+	live, err := c.client.BatchV1().Backfills(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	var liveUID types.UID
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading backfill %s to release the Jobs of one gone: %w", key, err)
+	default:
+		liveUID = live.UID
+	}
+	var errs []error
+	for _, j := range candidates {
+		if backfillOf(j).UID != liveUID {
+			errs = append(errs, c.release(ctx, j))
+		}
+	}
+	if liveUID != "" && liveUID != current {
+		// The cache lags the live Backfill; its events will queue it.
+		klog.FromContext(ctx).V(4).Info("Backfill cache lags the API server", "cached", current, "live", liveUID)
+	}
+	return errors.Join(errs...)
+}
+
+// holding returns the cached Jobs controlled by a Backfill under key (any
+// UID) that hold backfill.Finalizer.
+func (c *BackfillController) holding(key cache.ObjectName) []*slim.Job {
+	objs, err := c.jobIndexer.ByIndex(jobsByBackfill, key.String())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return nil
+	}
+	var out []*slim.Job
+	for _, o := range objs {
+		if j, ok := o.(*slim.Job); ok && slices.Contains(j.Finalizers, backfill.Finalizer) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// release removes backfill.Finalizer from j.
+func (c *BackfillController) release(ctx context.Context, j *slim.Job) error {
+	if err := c.jobs.ReleaseFinalizer(ctx, j.Namespace, j.Name, j.UID, backfill.Finalizer, j.Finalizers); err != nil {
+		return fmt.Errorf("releasing backfill Job %s: %w", j.Name, err)
+	}
+	klog.FromContext(ctx).V(4).Info("Released a backfill Job's finalizer", "job", klog.KObj(j))
+	return nil
 }
 
 // create makes one Job of the plan and reports the outcome to it. A name

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -163,8 +164,8 @@ func TestBackfillSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref := metav1.GetControllerOf(made); ref == nil || ref.Kind != "Backfill" || ref.UID != "bf-uid" || len(made.Finalizers) != 0 {
-		t.Errorf("backfilled Job: controller %+v, finalizers %v; want the Backfill, none", ref, made.Finalizers)
+	if ref := metav1.GetControllerOf(made); ref == nil || ref.Kind != "Backfill" || ref.UID != "bf-uid" || !slices.Equal(made.Finalizers, []string{backfill.Finalizer}) {
+		t.Errorf("backfilled Job: controller %+v, finalizers %v; want the Backfill, only the backfill-record finalizer", ref, made.Finalizers)
 	}
 	if bf.Status.Total != 3 || bf.Status.Created != 1 || len(bf.Status.Active) != 1 {
 		t.Errorf("status after the first sync: %+v", bf.Status)
@@ -215,5 +216,136 @@ func TestBackfillWithoutCronJob(t *testing.T) {
 	c := meta.FindStatusCondition(bf.Status.Conditions, cronv1.ConditionBackfillComplete)
 	if len(f.createdJobs()) != 0 || c == nil || c.Reason != backfill.ReasonCronJobNotFound {
 		t.Errorf("created %v, condition %+v", f.createdJobs(), c)
+	}
+}
+
+// backfillJobAt is a Job the Backfill with this UID made for t, holding
+// the backfill-record finalizer.
+func backfillJobAt(t time.Time, backfillUID types.UID) *batchv1.Job {
+	j := newJob(t, running)
+	j.UID = types.UID("uid-" + j.Name)
+	j.OwnerReferences = []metav1.OwnerReference{{APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "Backfill",
+		Name: "bf", UID: backfillUID, Controller: ptr.To(true)}}
+	j.Finalizers = []string{backfill.Finalizer}
+	return j
+}
+
+// released lists the Jobs whose finalizer a patch removed.
+func (f *backfillFixture) released() []string {
+	var names []string
+	for _, a := range f.kubeclient.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "jobs" {
+			names = append(names, a.(core.PatchAction).GetName())
+		}
+	}
+	return names
+}
+
+func (f *backfillFixture) finalizersOf(name string) []string {
+	f.t.Helper()
+	j, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return j.Finalizers
+}
+
+// A Backfill's Job keeps its finalizer until a stored status records it:
+// here the status write after the create fails, the Job finishes, and
+// only the sync whose status write records it releases it. Deleted (by
+// its TTL) in between, it would have stayed, so no later sync could miss
+// its run and create the time again.
+func TestBackfillReleasesAJobOnceItsStatusIsStored(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1))
+	failStatus := true
+	f.client.PrependReactor("update", "backfills", func(a core.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && failStatus {
+			return true, nil, apierrors.NewServiceUnavailable("status write lost")
+		}
+		return false, nil, nil
+	})
+	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}
+	if err := f.c.syncBackfill(context.Background(), key); err == nil {
+		t.Fatal("sync with a failing status write reported no error")
+	}
+	name := jobName(at(-5 * time.Hour))
+	if got := f.createdJobs(); !slices.Equal(got, []string{name}) {
+		t.Fatalf("created %v, want %s", got, name)
+	}
+	if got := f.released(); len(got) != 0 {
+		t.Errorf("released %v before any status recorded them", got)
+	}
+	finish(t, f, name, batchv1.JobComplete)
+	failStatus = false
+	bf := f.sync()
+	if bf.Status.Created != 1 || bf.Status.Succeeded != 1 || len(bf.Status.Active) != 0 || len(f.createdJobs()) != 0 {
+		t.Fatalf("status %+v, created %v; want the Job counted once, as succeeded, and nothing created", bf.Status, f.createdJobs())
+	}
+	if got := f.released(); !slices.Equal(got, []string{name}) {
+		t.Errorf("released %v, want %s once its status was stored", got, name)
+	}
+	if fin := f.finalizersOf(name); len(fin) != 0 {
+		t.Errorf("Job %s still holds %v", name, fin)
+	}
+}
+
+// A running Job, recorded as active, keeps its finalizer: its outcome is
+// not counted yet.
+func TestBackfillKeepsTheFinalizerOfAnActiveJob(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1))
+	f.sync()
+	bf := f.sync()
+	if len(bf.Status.Active) != 1 || len(f.released()) != 0 {
+		t.Errorf("active %v, released %v: want the running Job active and holding its finalizer", bf.Status.Active, f.released())
+	}
+}
+
+// The Jobs of a Backfill that is gone are released (else the garbage
+// collector's delete of them hangs); those of a Backfill the Job cache
+// shows before the Backfill cache does are not.
+func TestBackfillOrphanedJobsReleased(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		live        *cronv1.Backfill // the Backfill "bf" on the API server; nil: none
+		cached      bool             // in the Backfill cache too
+		jobOwnerUID types.UID
+		wantRelease bool
+	}{
+		{name: "backfill gone", jobOwnerUID: "old-uid", wantRelease: true},
+		{name: "a new backfill of the name, cached", live: newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), cached: true,
+			jobOwnerUID: "old-uid", wantRelease: true},
+		{name: "a new backfill of the name, not cached yet", live: newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1),
+			jobOwnerUID: "old-uid", wantRelease: true},
+		{name: "the Job's own backfill, not cached yet", live: newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1),
+			jobOwnerUID: "bf-uid", wantRelease: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := at(10 * time.Minute)
+			cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+			j := backfillJobAt(at(-5*time.Hour), tc.jobOwnerUID)
+			j.DeletionTimestamp = &metav1.Time{Time: now}
+			f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), j)
+			if tc.live == nil {
+				if err := f.client.Tracker().Delete(cronv1.SchemeGroupVersion.WithResource("backfills"), metav1.NamespaceDefault, "bf"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tc.cached {
+				if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(newBackfill(at(0), at(0), 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.kubeclient.ClearActions()
+			if err := f.c.syncBackfill(context.Background(), cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(f.released()) == 1; got != tc.wantRelease {
+				t.Errorf("released %v, want a release: %v", f.released(), tc.wantRelease)
+			}
+		})
 	}
 }

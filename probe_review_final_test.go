@@ -44,27 +44,28 @@ func calledIn(t *testing.T, fn string) map[string]bool {
 // With -shards the controller must read Calendars as the unsharded one
 // does: without WithCalendars, calendarsOf finds none, so every CronJob
 // naming a Calendar has every due run held (CalendarNotFound) and counted
-// missed, never started. Backfills likewise need their controller.
-func TestProbeShardedWiresCalendarsAndBackfills(t *testing.T) {
-	t.Skip("FINDING: runShardedController builds the controller without WithCalendars (every run of a CronJob with excludeCalendars is held as CalendarNotFound under -shards) and never starts NewBackfillController (Backfills do nothing); neither is documented")
-	unsharded := calledIn(t, "run")
-	sharded := calledIn(t, "runShardedController")
-	for _, name := range []string{"WithCalendars", "NewBackfillController"} {
-		if unsharded[name] && !sharded[name] {
-			t.Errorf("the unsharded controller calls %s, runShardedController does not", name)
-		}
+// missed, never started. (A finding of the final review, fixed.)
+func TestShardedControllerReadsCalendars(t *testing.T) {
+	if !calledIn(t, "run")["WithCalendars"] || !calledIn(t, "runShardedController")["WithCalendars"] {
+		t.Error("both the unsharded controller (run) and runShardedController must call WithCalendars")
 	}
 }
 
-// The Backfill controller reads its own status from the cache alone. A
-// Job it made and that was deleted (ttlSecondsAfterFinished, which README
-// suggests for Backfill Jobs) before the echo of the status write
-// recording it reached the cache leaves the stale lastHandledTime as the
-// only record: the next sync creates the same time again. (The CronJob
-// controller covers this window with ownwrites and the run-record
-// finalizer; the Backfill controller has neither, nor a takeover barrier.)
+// Backfills need their controller under -shards too.
+func TestProbeShardedRunsBackfills(t *testing.T) {
+	t.Skip("KNOWN GAP (docs/sharding.md, README -shards row): runShardedController never starts NewBackfillController; a Backfill's Jobs are controlled by the Backfill, whose UID puts them in another shard than their CronJob's")
+	if !calledIn(t, "runShardedController")["NewBackfillController"] {
+		t.Error("runShardedController does not start the Backfill controller")
+	}
+}
+
+// A Job a Backfill made and that was deleted (ttlSecondsAfterFinished)
+// before the echo of the status write recording it reached the cache: the
+// cached status is stale, and must not make the same time be created
+// again. (A finding of the final review; the controller now decides a
+// sync that creates from the Backfill read live.)
 func TestProbeBackfillStaleCacheAfterTTLCreatesTwice(t *testing.T) {
-	t.Skip("FINDING: a Backfill Job deleted by TTL before the Backfill's status echo reaches the cache is created a second time (no own-writes overlay for Backfill status)")
+
 	now := at(10 * time.Minute)
 	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
 	stale := newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1)

@@ -9,13 +9,16 @@
 //     time whose name a Job already holds is skipped and counted;
 //   - a time is backfilled only once the CronJob is past it
 //     (planner.SettledUntil: its last started or missed run, or its
-//     creation). The CronJob's planner never starts such a time, so the two
+//     creation), or once it lies outside the CronJob's active window, where
+//     the CronJob starts nothing. The CronJob's planner never starts such a time, so the two
 //     never race for one; later times, the future ones among them, wait
 //     until the CronJob has passed them (run: skipped; missed: backfilled);
 //   - the Jobs are controlled by the Backfill, not the CronJob: the
-//     CronJob's concurrency policy, history limits and status ignore them,
-//     and they carry no run-record finalizer (the Backfill's status,
-//     lastHandledTime, is their record);
+//     CronJob's concurrency policy, history limits and status ignore them.
+//     The Backfill's status (lastHandledTime, the counts) is their record,
+//     so each carries Finalizer, not the CronJob's run-record finalizer,
+//     until a stored status records it (Recorded): a Job deleted (by its
+//     TTL) before then stays, and its time is not created again;
 //   - times are handled oldest first, at most maxConcurrent Jobs active;
 //   - a range naming more than cronv1.MaxBackfillTimes times is refused;
 //   - a missing CronJob (or one being deleted, or a new one of the same
@@ -53,6 +56,13 @@ const (
 	ReasonWaitingForCronJob = "WaitingForCronJob"
 	ReasonRunning           = "Running"
 )
+
+// Finalizer keeps a Backfill's Job until the Backfill's stored status
+// records it. Without it a Job that finished and was deleted before the
+// status write recording it was stored (the write failed, or a sync read
+// a cache older than that write) would leave no trace of its run, and the
+// time would be created again.
+const Finalizer = job.BackfillRecordFinalizer
 
 var backfillKind = cronv1.SchemeGroupVersion.WithKind("Backfill")
 var cronJobKind = cronv1.SchemeGroupVersion.WithKind("CronJob")
@@ -223,19 +233,31 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 			p.exists(t, j, ours(j, p.bf))
 			continue
 		}
-		if suspended || len(st.Active)+len(p.Creates) >= limit || t.After(settled) || t.After(in.Now) {
+		if suspended || len(st.Active)+len(p.Creates) >= limit || !passed(cj, settled, t) || t.After(in.Now) {
 			return
 		}
 		p.Creates = append(p.Creates, Create{Job: p.newJob(cj, sched, t), Time: t})
 	}
 }
 
+// passed reports whether the CronJob cj, settled until settled, will never
+// start the time t of its own: it is past t, or t lies outside its active
+// window (spec.notBefore, spec.notAfter), where it starts nothing. Should
+// the window be widened later and the CronJob then owe t, the name of t's
+// Job is the lock: one of the two gets it.
+func passed(cj *cronv1.CronJob, settled, t time.Time) bool {
+	return !t.After(settled) ||
+		(cj.Spec.NotAfter != nil && t.After(cj.Spec.NotAfter.Time)) ||
+		(cj.Spec.NotBefore != nil && t.Before(cj.Spec.NotBefore.Time))
+}
+
 // newJob is the CronJob's Job for t, as its planner would make it, but
-// controlled by the Backfill and without the run-record finalizer.
+// controlled by the Backfill and holding Finalizer instead of the
+// CronJob's run-record finalizer.
 func (p *Plan) newJob(cj *cronv1.CronJob, sched *schedule.Schedule, t time.Time) *batchv1.Job {
 	j := job.New(cj, t, sched.Location())
 	j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(p.bf, backfillKind)}
-	j.Finalizers = nil
+	j.Finalizers = []string{Finalizer}
 	if j.Labels == nil {
 		j.Labels = map[string]string{}
 	}
@@ -358,6 +380,21 @@ func ownerGone(bf *cronv1.Backfill, cj *cronv1.CronJob) bool {
 func ours(j metav1.Object, bf *cronv1.Backfill) bool {
 	ref := metav1.GetControllerOfNoCopy(j)
 	return ref != nil && ref.Kind == backfillKind.Kind && ref.UID == bf.UID
+}
+
+// Recorded reports whether st, a status of the Backfill as the API server
+// stored it, records the outcome of j, a Job the Backfill controls that was
+// made for the time at: the walk has passed that time and j is no longer
+// active (it was counted as it finished or went away). Only then may j's
+// Finalizer go. Statuses only move forward, so a stored one that records j
+// is never undone.
+func Recorded(st *cronv1.BackfillStatus, j metav1.Object, at time.Time) bool {
+	if at.IsZero() {
+		// Not a time of the range (its annotation was removed): no run
+		// depends on it.
+		return true
+	}
+	return st.LastHandledTime != nil && !at.After(st.LastHandledTime.Time) && !activeHas(st.Active, j.GetUID())
 }
 
 func activeHas(active []corev1.ObjectReference, uid types.UID) bool {

@@ -258,9 +258,9 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Complete condition %+v, want reason %s, complete %v", c, tc.want.reason, tc.want.complete)
 			}
 			for _, cr := range p.Creates {
-				if cr.Job.Name != job.Name("cj", cr.Time) || !ours(cr.Job, bf) || len(cr.Job.Finalizers) != 0 ||
+				if cr.Job.Name != job.Name("cj", cr.Time) || !ours(cr.Job, bf) || !slices.Equal(cr.Job.Finalizers, []string{Finalizer}) ||
 					cr.Job.Labels[cronv1.BackfillLabel] != "bf" {
-					t.Errorf("Job %s: not named as the scheduled run, not controlled by the Backfill, or with a finalizer: %+v", cr.Job.Name, cr.Job.ObjectMeta)
+					t.Errorf("Job %s: not named as the scheduled run, not controlled by the Backfill, or not holding only the backfill-record finalizer: %+v", cr.Job.Name, cr.Job.ObjectMeta)
 				}
 				if at, _ := job.ScheduledAt(cr.Job); !at.Equal(cr.Time) {
 					t.Errorf("Job %s scheduled-at %v, want %v", cr.Job.Name, at, cr.Time)

@@ -39,6 +39,12 @@ const Manual = "manual"
 // same run again.
 const RunRecordFinalizer = "batch.tutorial.kubebuilder.io/run-record"
 
+// BackfillRecordFinalizer is on every Job a Backfill creates, until the
+// Backfill's status as stored records it (pkg/backfill). It is not
+// RunRecordFinalizer, which the CronJob controller releases from any Job
+// no CronJob controls once it is deleted.
+const BackfillRecordFinalizer = "batch.tutorial.kubebuilder.io/backfill-record"
+
 // HoldsRunRecord reports whether j still carries RunRecordFinalizer.
 func HoldsRunRecord(j metav1.Object) bool {
 	return slices.Contains(j.GetFinalizers(), RunRecordFinalizer)

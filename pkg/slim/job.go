@@ -17,7 +17,7 @@ import (
 // this controller sets (read once), how it finished, and when it started and
 // completed. A Job this controller does not own keeps its identity and
 // owners only, enough to see that a name is taken. ObjectMeta holds the
-// finalizers only while this controller's is among them, and no
+// finalizers only while one of this controller's is among them, and no
 // annotations, labels or managedFields.
 type Job struct {
 	metav1.ObjectMeta
@@ -63,8 +63,13 @@ func NewJob(j *batchv1.Job) *Job {
 	if job.ControllerOf(j) == nil {
 		if ref := metav1.GetControllerOfNoCopy(j); ref != nil && ref.Kind == "Backfill" &&
 			ref.APIVersion == cronv1.SchemeGroupVersion.String() {
-			// A Backfill's Job: it reads only whether the Job finished.
+			// A Backfill's Job: it reads whether the Job finished and, to
+			// release its finalizer, the time it was made for.
 			s.finished = job.Finished(j)
+			if slices.Contains(j.Finalizers, job.BackfillRecordFinalizer) {
+				s.Finalizers = slices.Clone(j.Finalizers)
+				s.scheduledAt, _ = job.ScheduledAt(j)
+			}
 		}
 		return s
 	}
