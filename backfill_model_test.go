@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+// The Backfill's model walk: random, seeded sequences of syncs, caches that
+// lag the API server (or restart from an old snapshot, as a standby taking
+// over), Job outcomes, TTL deletes, lost create answers and failed status
+// writes. After every step: no time of the range has had two Jobs created.
+// After the faults stop: every time has had exactly one Job, the Backfill
+// is complete, and no Job hangs in Terminating.
+func TestBackfillModelWalk(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { walkBackfill(t, seed, 150) })
+	}
+}
+
+// bfWorld is the API server side of the walk: fake clientsets with the
+// server behaviours the Backfill relies on added (resource versions and
+// conflicts on Backfill writes, finalizers holding deleted Jobs).
+type bfWorld struct {
+	t          *testing.T
+	rng        *rand.Rand
+	kubeclient *k8sfake.Clientset
+	client     *fake.Clientset
+	cj         *cronv1.CronJob
+	now        time.Time
+
+	rv          int
+	uids        int
+	created     map[string]int // successful creates per Job name
+	failStatus  int            // status writes still to fail
+	failCreate  int            // Job creates still to fail
+	loseAnswers int            // Job creates still to succeed with an error answer
+	log         []string
+}
+
+func newBFWorld(t *testing.T, seed uint64) *bfWorld {
+	w := &bfWorld{t: t, rng: rand.New(rand.NewPCG(seed, 77)), now: at(10 * time.Minute), created: map[string]int{}}
+	w.cj = newCronJob(createdAt(at(-13*time.Hour)), lastScheduled(at(0)))
+	bf := newBackfill(at(-12*time.Hour), at(0), int32(1+w.rng.IntN(3)))
+	bf.ResourceVersion = "1"
+	w.rv = 1
+	w.kubeclient = k8sfake.NewClientset()
+	w.client = fake.NewClientset(bf, w.cj.DeepCopy())
+	jobsGVR := batchv1.SchemeGroupVersion.WithResource("jobs")
+	w.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		j := a.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+		if w.failCreate > 0 {
+			w.failCreate--
+			return true, nil, apierrors.NewServiceUnavailable("create refused")
+		}
+		w.uids++
+		j.UID = types.UID(fmt.Sprintf("%s-%d", j.Name, w.uids))
+		if err := w.kubeclient.Tracker().Create(jobsGVR, j, j.Namespace); err != nil {
+			return true, nil, err
+		}
+		w.created[j.Name]++
+		if w.loseAnswers > 0 {
+			w.loseAnswers--
+			return true, nil, apierrors.NewTimeoutError("create answer lost", 1)
+		}
+		return true, j, nil
+	})
+	// A patch that removes the last finalizer of a deleted Job removes it.
+	w.kubeclient.AddReactor("patch", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		w.collect()
+		return false, nil, nil
+	})
+	bfGVR := cronv1.SchemeGroupVersion.WithResource("backfills")
+	w.client.PrependReactor("update", "backfills", func(a core.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && w.failStatus > 0 {
+			w.failStatus--
+			return true, nil, apierrors.NewServiceUnavailable("status write lost")
+		}
+		bf := a.(core.UpdateAction).GetObject().(*cronv1.Backfill).DeepCopy()
+		stored, err := w.client.Tracker().Get(bfGVR, bf.Namespace, bf.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		if s := stored.(*cronv1.Backfill); s.ResourceVersion != bf.ResourceVersion {
+			return true, nil, apierrors.NewConflict(bfGVR.GroupResource(), bf.Name, errors.New("stale resourceVersion"))
+		} else if a.GetSubresource() == "status" {
+			s = s.DeepCopy()
+			s.Status = bf.Status
+			bf = s
+		}
+		w.rv++
+		bf.ResourceVersion = fmt.Sprint(w.rv)
+		if err := w.client.Tracker().Update(bfGVR, bf, bf.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, bf, nil
+	})
+	return w
+}
+
+// jobs lists the Jobs the server holds.
+func (w *bfWorld) jobs() []batchv1.Job {
+	list, err := w.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return list.Items
+}
+
+// collect removes deleted Jobs that hold no finalizer, as the API server
+// does.
+func (w *bfWorld) collect() {
+	jobsGVR := batchv1.SchemeGroupVersion.WithResource("jobs")
+	objs, _ := w.kubeclient.Tracker().List(jobsGVR, batchv1.SchemeGroupVersion.WithKind("Job"), metav1.NamespaceDefault)
+	if objs == nil {
+		return
+	}
+	for _, j := range objs.(*batchv1.JobList).Items {
+		if j.DeletionTimestamp != nil && len(j.Finalizers) == 0 {
+			_ = w.kubeclient.Tracker().Delete(jobsGVR, j.Namespace, j.Name)
+		}
+	}
+}
+
+// ttlDelete deletes a finished Job as its TTL would: held by finalizers it
+// only gets a deletion timestamp.
+func (w *bfWorld) ttlDelete(j batchv1.Job) {
+	jobsGVR := batchv1.SchemeGroupVersion.WithResource("jobs")
+	if len(j.Finalizers) == 0 {
+		_ = w.kubeclient.Tracker().Delete(jobsGVR, j.Namespace, j.Name)
+		return
+	}
+	if j.DeletionTimestamp == nil {
+		j.DeletionTimestamp = &metav1.Time{Time: w.now}
+		if err := w.kubeclient.Tracker().Update(jobsGVR, &j, j.Namespace); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+// bfReplica is one controller process with its own caches.
+type bfReplica struct {
+	c           *BackfillController
+	kubeFactory kubeinformers.SharedInformerFactory
+	cronFactory informers.SharedInformerFactory
+}
+
+func (w *bfWorld) newReplica() *bfReplica {
+	r := &bfReplica{
+		kubeFactory: kubeinformers.NewSharedInformerFactory(w.kubeclient, 0),
+		cronFactory: informers.NewSharedInformerFactory(w.client, 0),
+	}
+	_, ctx := ktesting.NewTestContext(w.t)
+	recorder := record.NewFakeRecorder(10000)
+	cronJobs, err := NewController(ctx, w.kubeclient, w.client, r.kubeFactory.Batch().V1().Jobs(),
+		r.cronFactory.Batch().V1().CronJobs(), testingclock.NewFakeClock(w.now), WithEventRecorder(recorder))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(cronJobs.queue.ShutDown)
+	r.c, err = NewBackfillController(ctx, control.NewJobs(w.kubeclient), w.client, r.kubeFactory.Batch().V1().Jobs(),
+		r.cronFactory.Batch().V1().CronJobs(), r.cronFactory.Batch().V1().Backfills(), recorder, testingclock.NewFakeClock(w.now))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(r.c.queue.ShutDown)
+	cacheCronJob(w.t, r.cronFactory, w.cj)
+	return r
+}
+
+// snapshot is what a cache could show: the server's state at some step.
+type snapshot struct {
+	jobs []batchv1.Job
+	bf   *cronv1.Backfill
+}
+
+func (w *bfWorld) snapshot() snapshot {
+	bf, err := w.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), "bf", metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return snapshot{jobs: w.jobs(), bf: bf}
+}
+
+// show makes r's Job cache, its Backfill cache, or both show s.
+func (r *bfReplica) show(t *testing.T, s snapshot, jobs, backfill bool) {
+	if jobs {
+		var objs []any
+		for i := range s.jobs {
+			objs = append(objs, slim.NewJob(&s.jobs[i]))
+		}
+		if err := r.kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Replace(objs, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if backfill {
+		if err := r.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Update(s.bf.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func walkBackfill(t *testing.T, seed uint64, steps int) {
+	w := newBFWorld(t, seed)
+	r := w.newReplica()
+	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}
+	history := []snapshot{w.snapshot()}
+	r.show(t, history[0], true, true)
+	check := func(step string) {
+		w.log = append(w.log, step)
+		for name, n := range w.created {
+			if n > 1 {
+				t.Fatalf("seed %d: Job %s created %d times; steps:\n%s", seed, name, n, strings.Join(w.log, "\n"))
+			}
+		}
+	}
+	for range steps {
+		var step string
+		switch x := w.rng.IntN(100); {
+		case x < 30:
+			err := r.c.syncBackfill(context.Background(), key)
+			step = fmt.Sprintf("sync: %v", err)
+		case x < 45:
+			s := w.snapshot()
+			history = append(history, s)
+			jobs, bf := w.rng.IntN(2) == 0, w.rng.IntN(2) == 0
+			r.show(t, s, jobs, bf)
+			step = fmt.Sprintf("caches catch up (jobs %v, backfill %v)", jobs, bf)
+		case x < 60:
+			jobs := w.jobs()
+			if len(jobs) == 0 {
+				continue
+			}
+			j := jobs[w.rng.IntN(len(jobs))]
+			if slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool { return c.Status == corev1.ConditionTrue }) {
+				continue
+			}
+			cond := batchv1.JobComplete
+			if w.rng.IntN(4) == 0 {
+				cond = batchv1.JobFailed
+			}
+			j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue}}
+			if err := w.kubeclient.Tracker().Update(batchv1.SchemeGroupVersion.WithResource("jobs"), &j, j.Namespace); err != nil {
+				t.Fatal(err)
+			}
+			step = fmt.Sprintf("job %s %s", j.Name, cond)
+		case x < 75:
+			jobs := w.jobs()
+			if len(jobs) == 0 {
+				continue
+			}
+			j := jobs[w.rng.IntN(len(jobs))]
+			if w.rng.IntN(3) > 0 && len(j.Status.Conditions) == 0 {
+				continue // TTL deletes finished Jobs; now and then a user deletes a running one
+			}
+			w.ttlDelete(j)
+			step = fmt.Sprintf("delete job %s (finalizers %v)", j.Name, j.Finalizers)
+		case x < 85:
+			switch w.rng.IntN(3) {
+			case 0:
+				w.failStatus = 1 + w.rng.IntN(3)
+			case 1:
+				w.failCreate = 1 + w.rng.IntN(2)
+			default:
+				w.loseAnswers = 1 + w.rng.IntN(2)
+			}
+			step = fmt.Sprintf("faults: status %d, create %d, lost answers %d", w.failStatus, w.failCreate, w.loseAnswers)
+		default:
+			// A standby takes over with caches from an earlier step.
+			r = w.newReplica()
+			s := history[w.rng.IntN(len(history))]
+			r.show(t, s, true, true)
+			step = fmt.Sprintf("takeover with caches of step-snapshot (backfill rv %s)", s.bf.ResourceVersion)
+		}
+		check(step)
+	}
+
+	// The faults stop; the caches catch up; every Job finishes.
+	w.failStatus, w.failCreate, w.loseAnswers = 0, 0, 0
+	var bf *cronv1.Backfill
+	for i := range 100 {
+		for _, j := range w.jobs() {
+			if len(j.Status.Conditions) == 0 {
+				j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+				if err := w.kubeclient.Tracker().Update(batchv1.SchemeGroupVersion.WithResource("jobs"), &j, j.Namespace); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r.show(t, w.snapshot(), true, true)
+		err := r.c.syncBackfill(context.Background(), key)
+		check(fmt.Sprintf("settle %d: sync: %v", i, err))
+		w.collect()
+		bf = w.snapshot().bf
+		if meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete) {
+			break
+		}
+	}
+	// One more round so the last status's Jobs are released.
+	r.show(t, w.snapshot(), true, true)
+	if err := r.c.syncBackfill(context.Background(), key); err != nil {
+		t.Errorf("seed %d: final sync: %v", seed, err)
+	}
+	w.collect()
+	bf = w.snapshot().bf
+	st := bf.Status
+	if !meta.IsStatusConditionTrue(st.Conditions, cronv1.ConditionBackfillComplete) {
+		t.Fatalf("seed %d: not complete after the faults stopped: %+v\nsteps:\n%s", seed, st, strings.Join(w.log, "\n"))
+	}
+	if st.Total != 12 || st.Created != 12 || st.Skipped != 0 || st.Succeeded+st.Failed != 12 {
+		t.Errorf("seed %d: status %+v, want 12 times, each created and counted once", seed, st)
+	}
+	for i := range 12 {
+		if name := jobName(at(time.Duration(i-12) * time.Hour)); w.created[name] != 1 {
+			t.Errorf("seed %d: the time of %s had %d Jobs, want 1", seed, name, w.created[name])
+		}
+	}
+	for _, j := range w.jobs() {
+		if j.DeletionTimestamp != nil {
+			t.Errorf("seed %d: Job %s hangs in Terminating with finalizers %v", seed, j.Name, j.Finalizers)
+		}
+	}
+}
