@@ -160,7 +160,7 @@ func bound(v string, loc *time.Location) (day string, at time.Time, err error) {
 // found (by name; a name absent was not found) and sets the
 // CalendarsResolved condition, with a Warning when a Calendar becomes
 // unusable. A CronJob naming none has no exclusions and no condition.
-func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar) *exclusions {
+func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar, parsed *CalendarCache) *exclusions {
 	names := p.cj.Spec.ExcludeCalendars
 	if len(names) == 0 {
 		meta.RemoveStatusCondition(&p.Status.Conditions, cronv1.ConditionCalendarsResolved)
@@ -174,7 +174,7 @@ func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar) *exclusions {
 			missing = append(missing, quote(name))
 			continue
 		}
-		c, err := parseCalendar(cal)
+		c, err := parsed.parse(cal)
 		if err != nil {
 			invalid = append(invalid, fmt.Sprintf("%s: %v", quote(name), err))
 			continue

@@ -129,6 +129,10 @@ type Input struct {
 	// Calendars are the Calendars spec.excludeCalendars names, by name, as
 	// the controller found them; a name absent was not found.
 	Calendars map[string]*cronv1.Calendar
+	// CalendarCache, when set, keeps Calendars parsed between syncs, so an
+	// unchanged Calendar is not parsed again; a decision is the same with
+	// it or without it (nil).
+	CalendarCache *CalendarCache
 }
 
 // DeleteReason says why a Job is deleted; it doubles as a metric label.
@@ -257,7 +261,7 @@ func Decide(in Input) *Plan {
 		return p
 	}
 	p.planRunNow(in.Jobs)
-	p.excl = p.resolveCalendars(in.Calendars)
+	p.excl = p.resolveCalendars(in.Calendars, in.CalendarCache)
 	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
 	if sched == nil {
