@@ -15,6 +15,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
@@ -227,6 +228,22 @@ func TestMissingCalendarHoldsRuns(t *testing.T) {
 	}
 	if events := f.events(); len(events) != 0 {
 		t.Errorf("a second sync emitted %q", events)
+	}
+
+	// An edit of the spec that leaves the Calendar missing: the condition
+	// follows the new generation, and the Warning is not said again.
+	edited := cj.DeepCopy()
+	edited.Generation++
+	edited.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](5)
+	cacheCronJob(t, cronFactory, edited)
+	f.cronJob = edited
+	f.clock.Step(time.Second)
+	cj = syncs(t, ctx, f, c, cronFactory)
+	if cond := meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionCalendarsResolved); cond == nil || cond.ObservedGeneration != edited.Generation {
+		t.Errorf("after the edit: CalendarsResolved %+v, want it observed at generation %d", cond, edited.Generation)
+	}
+	if events := f.events(); len(events) != 0 {
+		t.Errorf("a sync after an unrelated edit emitted %q", events)
 	}
 }
 

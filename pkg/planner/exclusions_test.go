@@ -120,6 +120,8 @@ func TestDecideCalendars(t *testing.T) {
 			meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{Type: cronv1.ConditionCalendarsResolved, Status: metav1.ConditionFalse, Reason: reason, Message: message, ObservedGeneration: cj.Generation})
 		}
 	}
+	// edited is a spec edit the status has not seen: a new generation.
+	edited := func(cj *cronv1.CronJob) { cj.Generation++ }
 	cases := []struct {
 		name      string
 		cronJob   *cronv1.CronJob
@@ -189,6 +191,14 @@ func TestDecideCalendars(t *testing.T) {
 			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`)), now: at(5 * time.Second),
 			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Normal RunHeld"},
 			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "a missing calendar already reported, then an unrelated spec edit: no second Warning",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`), edited), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Normal RunHeld"},
+			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "an unusable calendar already reported, then an unrelated spec edit: no second Warning",
+			cronJob:   cronJob(last(at(0)), excluding("mars"), unresolved(ReasonCalendarInvalid, `Calendar "mars": unknown time zone "Mars/Olympus_Mons": not in the time zone database; runs due until it is fixed are not started (counted missed as CalendarUnresolved, not started later)`), edited),
+			calendars: calendarsOf(calendarOf("mars", "Mars/Olympus_Mons", nil)), now: at(5 * time.Second),
+			wantCondition: "False CalendarInvalid", wantSettled: at(0)},
 		{name: "one calendar of two missing: held all the same",
 			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday", "freeze")), calendars: calendarsOf(saturday), now: at(5 * time.Second),
 			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Warning CalendarNotFound", "Normal RunHeld"},
@@ -311,6 +321,49 @@ func TestCalendarUnresolvedSaysWhatHappens(t *testing.T) {
 					p.Started(c, runOf(c.Time, ""), true)
 				}
 				cj.Status = p.Status
+			}
+		})
+	}
+}
+
+// A Warning that comes with a condition turning False is said once per
+// change of the condition: an edit of the spec that leaves it as it was
+// moves its observedGeneration and says nothing again.
+func TestConditionWarningOncePerChange(t *testing.T) {
+	cases := []struct {
+		name      string
+		cronJob   *cronv1.CronJob
+		calendars map[string]*cronv1.Calendar
+		condition string
+	}{
+		{"schedule unusable", cronJob(last(at(0)), func(cj *cronv1.CronJob) { cj.Spec.Schedule = "61 * * * *" }), nil, cronv1.ConditionScheduleValid},
+		{"Calendar not found", cronJob(last(at(0)), excluding("freeze")), nil, cronv1.ConditionCalendarsResolved},
+		{"Calendar unusable", cronJob(last(at(0)), excluding("mars")), calendarsOf(calendarOf("mars", "Mars/Olympus_Mons", nil)), cronv1.ConditionCalendarsResolved},
+	}
+	warnings := func(p *Plan) (n int) {
+		for _, e := range p.Events {
+			if e.Type == "Warning" {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := tc.cronJob
+			p := Decide(Input{CronJob: cj, Now: at(5 * time.Second), Calendars: tc.calendars})
+			if n := warnings(p); n != 1 {
+				t.Fatalf("first sync: %d Warnings %+v, want 1", n, p.Events)
+			}
+			cj = cj.DeepCopy()
+			cj.Status = p.Status
+			cj.Generation++
+			p = Decide(Input{CronJob: cj, Now: at(10 * time.Second), Calendars: tc.calendars})
+			if n := warnings(p); n != 0 {
+				t.Errorf("after an unrelated edit: %d Warnings %+v, want none", n, p.Events)
+			}
+			if c := meta.FindStatusCondition(p.Status.Conditions, tc.condition); c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != cj.Generation {
+				t.Errorf("after the edit: %s %+v, want False observed at generation %d", tc.condition, c, cj.Generation)
 			}
 		})
 	}

@@ -985,16 +985,23 @@ func (p *Plan) event(eventType, reason, format string, args ...any) {
 	p.Events = append(p.Events, Event{Type: eventType, Reason: reason, Message: Bound(fmt.Sprintf(format, args...))})
 }
 
-// setCondition sets a condition and reports whether it changed.
+// setCondition sets a condition and reports whether it is news: its
+// status, reason or message changed. A new generation alone (an edit that
+// leaves the condition as it was) is recorded but is not news, so the
+// Event a caller emits on news is not repeated at every edit of the spec.
 func (p *Plan) setCondition(conditionType string, status metav1.ConditionStatus, reason, message string) bool {
-	return meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+	message = Bound(message)
+	prior := meta.FindStatusCondition(p.Status.Conditions, conditionType)
+	news := prior == nil || prior.Status != status || prior.Reason != reason || prior.Message != message
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
 		Type:               conditionType,
 		Status:             status,
 		Reason:             reason,
-		Message:            Bound(message),
+		Message:            message,
 		ObservedGeneration: p.cj.Generation,
 		LastTransitionTime: metav1.NewTime(p.now),
 	})
+	return news
 }
 
 func (p *Plan) countActive() { p.Status.ActiveCount = int32(len(p.Status.Active)) }
