@@ -51,7 +51,7 @@ func (c *Controller) watchCalendars() error {
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.calendarChanged,
 		UpdateFunc: c.updateCalendar,
-		DeleteFunc: c.calendarChanged,
+		DeleteFunc: c.deleteCalendar,
 	})
 	if err != nil {
 		return fmt.Errorf("adding Calendar handlers: %w", err)
@@ -68,6 +68,15 @@ func (c *Controller) updateCalendar(oldObj, newObj any) {
 		return
 	}
 	c.calendarChanged(newObj)
+}
+
+// deleteCalendar drops a deleted Calendar (or its tombstone) from the
+// parsed cache and queues the CronJobs that named it.
+func (c *Controller) deleteCalendar(obj any) {
+	if key, err := cache.DeletionHandlingObjectToName(obj); err == nil {
+		c.calendarCache.Forget(key.Name)
+	}
+	c.calendarChanged(obj)
 }
 
 // calendarChanged queues the CronJobs that name a Calendar (or its
@@ -89,8 +98,9 @@ func (c *Controller) calendarChanged(obj any) {
 }
 
 // calendarsOf returns the Calendars cj names, by name, as the cache holds
-// them; a name missing from the result was not found. They are the
-// cache's objects: read them, never change them.
+// them; a name missing from the result was not found, and is dropped from
+// the parsed cache (a sync racing the delete event may have put it back).
+// They are the cache's objects: read them, never change them.
 func (c *Controller) calendarsOf(cj *cronv1.CronJob) map[string]*cronv1.Calendar {
 	if len(cj.Spec.ExcludeCalendars) == 0 || c.calendarIndexer == nil {
 		return nil
@@ -98,7 +108,11 @@ func (c *Controller) calendarsOf(cj *cronv1.CronJob) map[string]*cronv1.Calendar
 	found := make(map[string]*cronv1.Calendar, len(cj.Spec.ExcludeCalendars))
 	for _, name := range cj.Spec.ExcludeCalendars {
 		obj, exists, err := c.calendarIndexer.GetByKey(name)
-		if err != nil || !exists {
+		if err != nil {
+			continue
+		}
+		if !exists {
+			c.calendarCache.Forget(name)
 			continue
 		}
 		if cal, ok := obj.(*cronv1.Calendar); ok {

@@ -15,6 +15,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
@@ -158,7 +159,9 @@ func TestCalendarEditTakesEffectAtTheNextDueTime(t *testing.T) {
 
 	// At 09:40 a freeze from 09:45 to 10:15 is added.
 	f.clock.SetTime(at(-20 * time.Minute))
-	cacheCalendar(t, cronFactory, freezeCalendar([2]string{"2026-05-01T09:45", "2026-05-01T10:15"}))
+	frozen := freezeCalendar([2]string{"2026-05-01T09:45", "2026-05-01T10:15"})
+	frozen.ResourceVersion = "2" // as the API server versions an edit
+	cacheCalendar(t, cronFactory, frozen)
 	syncs(t, ctx, f, c, cronFactory)
 	f.clock.SetTime(at(time.Second))
 	cj = syncs(t, ctx, f, c, cronFactory)
@@ -174,7 +177,9 @@ func TestCalendarEditTakesEffectAtTheNextDueTime(t *testing.T) {
 
 	// At 10:05 the freeze is lifted: 10:00 is not owed.
 	f.clock.SetTime(at(5 * time.Minute))
-	cacheCalendar(t, cronFactory, freezeCalendar())
+	lifted := freezeCalendar()
+	lifted.ResourceVersion = "3"
+	cacheCalendar(t, cronFactory, lifted)
 	cj = syncs(t, ctx, f, c, cronFactory)
 	if writes := describe(f.kubeclient.Actions(), true); len(writes) != 0 {
 		t.Errorf("lifting the freeze started %q", writes)
@@ -223,5 +228,64 @@ func TestMissingCalendarHoldsRuns(t *testing.T) {
 	}
 	if events := f.events(); len(events) != 0 {
 		t.Errorf("a second sync emitted %q", events)
+	}
+
+	// An edit of the spec that leaves the Calendar missing: the condition
+	// follows the new generation, and the Warning is not said again.
+	edited := cj.DeepCopy()
+	edited.Generation++
+	edited.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](5)
+	cacheCronJob(t, cronFactory, edited)
+	f.cronJob = edited
+	f.clock.Step(time.Second)
+	cj = syncs(t, ctx, f, c, cronFactory)
+	if cond := meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionCalendarsResolved); cond == nil || cond.ObservedGeneration != edited.Generation {
+		t.Errorf("after the edit: CalendarsResolved %+v, want it observed at generation %d", cond, edited.Generation)
+	}
+	if events := f.events(); len(events) != 0 {
+		t.Errorf("a sync after an unrelated edit emitted %q", events)
+	}
+}
+
+// The controller keeps Calendars parsed between syncs, one entry per
+// Calendar the syncs found, and drops a Calendar once it is deleted (by
+// its event, tombstone or not) or a sync no longer finds it.
+func TestCalendarCacheFollowsTheCalendars(t *testing.T) {
+	cases := []struct {
+		name   string
+		remove func(c *Controller, cal *cronv1.Calendar)
+		// wantBeforeSync is the entries left before the next sync.
+		wantBeforeSync int
+	}{
+		{"delete event", func(c *Controller, cal *cronv1.Calendar) { c.deleteCalendar(cal) }, 0},
+		{"delete event, tombstone", func(c *Controller, cal *cronv1.Calendar) {
+			c.deleteCalendar(cache.DeletedFinalStateUnknown{Key: cal.Name, Obj: cal})
+		}, 0},
+		{"event missed (or raced by a sync), the next sync finds it gone", func(*Controller, *cronv1.Calendar) {}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t, at(-30*time.Minute))
+			f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), naming("freeze"))
+			cal := freezeCalendar([2]string{"2026-05-01T09:45", "2026-05-01T10:15"})
+			c, cronFactory := f.newCalendarController(ctx, cal)
+			syncs(t, ctx, f, c, cronFactory)
+			syncs(t, ctx, f, c, cronFactory)
+			if n := c.calendarCache.Len(); n != 1 {
+				t.Fatalf("after two syncs: %d Calendars cached, want 1", n)
+			}
+			if err := cronFactory.Batch().V1().Calendars().Informer().GetIndexer().Delete(cal); err != nil {
+				t.Fatal(err)
+			}
+			tc.remove(c, cal)
+			if n := c.calendarCache.Len(); n != tc.wantBeforeSync {
+				t.Errorf("after the delete event: %d Calendars cached, want %d", n, tc.wantBeforeSync)
+			}
+			syncs(t, ctx, f, c, cronFactory)
+			if n := c.calendarCache.Len(); n != 0 {
+				t.Errorf("after the next sync: %d Calendars cached, want 0", n)
+			}
+		})
 	}
 }

@@ -106,6 +106,9 @@ type Controller struct {
 	cronJobInformer  cache.SharedIndexInformer
 	calendarInformer informers.CalendarInformer
 	calendarIndexer  cache.Indexer
+	// calendarCache keeps the Calendars syncs read parsed, one version
+	// each, until they change or go.
+	calendarCache *planner.CalendarCache
 
 	// shards, when set, are the shards this replica works: a sync runs only
 	// while its CronJob's shard is held, and ends when the hold does.
@@ -160,6 +163,7 @@ func NewController(
 		failedCreates:   ownwrites.NewAttempts(clk, ownWritesTTL),
 		releasedJobs:    ownwrites.NewDeletes(clk, ownWritesTTL),
 		orphans:         newOrphans(),
+		calendarCache:   planner.NewCalendarCache(),
 		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -697,7 +701,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if jobs, err = c.resolveFailedCreates(ctx, cj, jobs); err != nil {
 		return nil, err
 	}
-	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj)}
+	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue

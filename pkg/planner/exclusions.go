@@ -18,9 +18,9 @@ import (
 const (
 	// ReasonRunExcluded (Normal): a Calendar excludes a due run's time.
 	ReasonRunExcluded = "RunExcluded"
-	// ReasonRunHeld (Normal): a due run was held while a named Calendar
-	// could not be resolved; the CalendarNotFound or CalendarInvalid
-	// Warning said why.
+	// ReasonRunHeld (Normal): a run due while a named Calendar could not
+	// be resolved is not started and counted missed (never started later);
+	// the CalendarNotFound or CalendarInvalid Warning said why.
 	ReasonRunHeld = "RunHeld"
 	// ReasonCalendarNotFound (Warning, and the condition's reason): a
 	// Calendar in spec.excludeCalendars does not exist.
@@ -156,11 +156,16 @@ func bound(v string, loc *time.Location) (day string, at time.Time, err error) {
 	return "", time.Time{}, fmt.Errorf("%s is neither a day YYYY-MM-DD nor a time YYYY-MM-DDTHH:MM[:SS]", quote(v))
 }
 
+// heldRunsFate says what becomes of a run due while a Calendar is
+// unresolved: holdRuns counts it missed in the sync that holds it, which
+// settles its time, so no later sync, the Calendar there or not, starts it.
+const heldRunsFate = "are not started (counted missed as " + cronv1.MissedCalendarUnresolved + ", not started later)"
+
 // resolveCalendars reads the Calendars spec.excludeCalendars names from
 // found (by name; a name absent was not found) and sets the
 // CalendarsResolved condition, with a Warning when a Calendar becomes
 // unusable. A CronJob naming none has no exclusions and no condition.
-func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar) *exclusions {
+func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar, parsed *CalendarCache) *exclusions {
 	names := p.cj.Spec.ExcludeCalendars
 	if len(names) == 0 {
 		meta.RemoveStatusCondition(&p.Status.Conditions, cronv1.ConditionCalendarsResolved)
@@ -174,7 +179,7 @@ func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar) *exclusions {
 			missing = append(missing, quote(name))
 			continue
 		}
-		c, err := parseCalendar(cal)
+		c, err := parsed.parse(cal)
 		if err != nil {
 			invalid = append(invalid, fmt.Sprintf("%s: %v", quote(name), err))
 			continue
@@ -184,10 +189,10 @@ func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar) *exclusions {
 	switch {
 	case len(missing) > 0:
 		e.unresolvedReason = ReasonCalendarNotFound
-		e.unresolvedMessage = fmt.Sprintf("Calendar %s not found; due runs are held until it exists", strings.Join(missing, ", "))
+		e.unresolvedMessage = fmt.Sprintf("Calendar %s not found; runs due until it exists %s", strings.Join(missing, ", "), heldRunsFate)
 	case len(invalid) > 0:
 		e.unresolvedReason = ReasonCalendarInvalid
-		e.unresolvedMessage = fmt.Sprintf("Calendar %s; due runs are held until it is fixed", strings.Join(invalid, "; "))
+		e.unresolvedMessage = fmt.Sprintf("Calendar %s; runs due until it is fixed %s", strings.Join(invalid, "; "), heldRunsFate)
 	}
 	if e.unresolvedReason == "" {
 		p.setCondition(cronv1.ConditionCalendarsResolved, metav1.ConditionTrue, reasonCalendarsResolved, "")

@@ -120,6 +120,8 @@ func TestDecideCalendars(t *testing.T) {
 			meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{Type: cronv1.ConditionCalendarsResolved, Status: metav1.ConditionFalse, Reason: reason, Message: message, ObservedGeneration: cj.Generation})
 		}
 	}
+	// edited is a spec edit the status has not seen: a new generation.
+	edited := func(cj *cronv1.CronJob) { cj.Generation++ }
 	cases := []struct {
 		name      string
 		cronJob   *cronv1.CronJob
@@ -186,9 +188,17 @@ func TestDecideCalendars(t *testing.T) {
 			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Warning CalendarNotFound", "Normal RunHeld"},
 			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
 		{name: "a missing calendar already reported: no second Warning",
-			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; due runs are held until it exists`)), now: at(5 * time.Second),
+			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`)), now: at(5 * time.Second),
 			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Normal RunHeld"},
 			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "a missing calendar already reported, then an unrelated spec edit: no second Warning",
+			cronJob: cronJob(last(at(-time.Hour)), excluding("freeze"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`), edited), now: at(5 * time.Second),
+			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Normal RunHeld"},
+			wantCondition: "False CalendarNotFound", wantSettled: at(0)},
+		{name: "an unusable calendar already reported, then an unrelated spec edit: no second Warning",
+			cronJob:   cronJob(last(at(0)), excluding("mars"), unresolved(ReasonCalendarInvalid, `Calendar "mars": unknown time zone "Mars/Olympus_Mons": not in the time zone database; runs due until it is fixed are not started (counted missed as CalendarUnresolved, not started later)`), edited),
+			calendars: calendarsOf(calendarOf("mars", "Mars/Olympus_Mons", nil)), now: at(5 * time.Second),
+			wantCondition: "False CalendarInvalid", wantSettled: at(0)},
 		{name: "one calendar of two missing: held all the same",
 			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday", "freeze")), calendars: calendarsOf(saturday), now: at(5 * time.Second),
 			wantMissed: map[string]int64{cronv1.MissedCalendarUnresolved: 1}, wantEvents: []string{"Warning CalendarNotFound", "Normal RunHeld"},
@@ -202,10 +212,10 @@ func TestDecideCalendars(t *testing.T) {
 			cronJob: cronJob(last(at(0)), excluding("freeze")), now: at(5 * time.Second),
 			wantEvents: []string{"Warning CalendarNotFound"}, wantCondition: "False CalendarNotFound", wantSettled: at(0)},
 		{name: "the calendar back: the condition True again, the run starts",
-			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; due runs are held until it exists`)), calendars: calendarsOf(saturday), now: at(5 * time.Second), report: allStarted,
+			cronJob: cronJob(last(at(-time.Hour)), excluding("saturday"), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`)), calendars: calendarsOf(saturday), now: at(5 * time.Second), report: allStarted,
 			wantCreates: hours(10), wantEvents: []string{"Normal SuccessfulCreate"}, wantCondition: "True Resolved", wantSettled: at(0)},
 		{name: "no calendars named: the condition goes",
-			cronJob: cronJob(last(at(-time.Hour)), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; due runs are held until it exists`)), now: at(5 * time.Second), report: allStarted,
+			cronJob: cronJob(last(at(-time.Hour)), unresolved(ReasonCalendarNotFound, `Calendar "freeze" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`)), now: at(5 * time.Second), report: allStarted,
 			wantCreates: hours(10), wantEvents: []string{"Normal SuccessfulCreate"}, wantSettled: at(0)},
 		{name: "run-now is an explicit request: calendars do not hold it",
 			cronJob: cronJob(last(at(0)), excluding("friday"), func(cj *cronv1.CronJob) {
@@ -259,6 +269,101 @@ func TestDecideCalendars(t *testing.T) {
 			}
 			if settled := SettledUntil(tc.cronJob.CreationTimestamp.Time, &p.Status); !settled.Equal(tc.wantSettled) {
 				t.Errorf("settled until %v, want %v", settled, tc.wantSettled)
+			}
+		})
+	}
+}
+
+// The Warning and the condition of an unresolved Calendar say what becomes
+// of the runs due meanwhile, and it is what happens: they are not started
+// and counted missed, and not started once the Calendar is there either.
+func TestCalendarUnresolvedSaysWhatHappens(t *testing.T) {
+	saturday := calendarOf("cal", "UTC", []string{"2026-05-02"})
+	cases := []struct {
+		name      string
+		calendars map[string]*cronv1.Calendar
+		wantMsg   string
+	}{
+		{"not found", nil,
+			`Calendar "cal" not found; runs due until it exists are not started (counted missed as CalendarUnresolved, not started later)`},
+		{"invalid", calendarsOf(calendarOf("cal", "Mars/Olympus_Mons", nil)),
+			`Calendar "cal": unknown time zone "Mars/Olympus_Mons": not in the time zone database; runs due until it is fixed are not started (counted missed as CalendarUnresolved, not started later)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := cronJob(last(at(-time.Hour)), excluding("cal"))
+			p := Decide(Input{CronJob: cj, Now: at(5 * time.Second), Calendars: tc.calendars})
+			c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionCalendarsResolved)
+			if c == nil || c.Message != tc.wantMsg {
+				t.Errorf("condition %+v, want message %q", c, tc.wantMsg)
+			}
+			want := []Event{
+				{Type: "Warning", Reason: p.Events[0].Reason, Message: tc.wantMsg},
+				{Type: "Normal", Reason: ReasonRunHeld, Message: "Not starting the run of 2026-05-01T10:00:00Z: " + tc.wantMsg},
+			}
+			if !slices.Equal(p.Events, want) {
+				t.Errorf("events %+v, want %+v", p.Events, want)
+			}
+			if got := missedOf(p.Status); !mapsEqual(got, map[string]int64{cronv1.MissedCalendarUnresolved: 1}) {
+				t.Errorf("missed %v, want the 10:00 run under CalendarUnresolved", got)
+			}
+
+			// The Calendar is fixed at 10:01, excluding nothing due: the
+			// run of 10:00 is not started, the next one is.
+			cj.Status = p.Status
+			for _, now := range []time.Time{at(time.Minute), at(time.Hour + time.Second)} {
+				p = Decide(Input{CronJob: cj, Now: now, Calendars: calendarsOf(saturday)})
+				got := names(p.Creates, func(c Create) string { return c.Job.Name })
+				if now.Before(at(time.Hour)) && len(got) != 0 || now.After(at(time.Hour)) && !slices.Equal(got, hours(11)) {
+					t.Errorf("at %s, the Calendar fixed: creates %q", formatTime(now), got)
+				}
+				for _, c := range p.Creates {
+					p.Started(c, runOf(c.Time, ""), true)
+				}
+				cj.Status = p.Status
+			}
+		})
+	}
+}
+
+// A Warning that comes with a condition turning False is said once per
+// change of the condition: an edit of the spec that leaves it as it was
+// moves its observedGeneration and says nothing again.
+func TestConditionWarningOncePerChange(t *testing.T) {
+	cases := []struct {
+		name      string
+		cronJob   *cronv1.CronJob
+		calendars map[string]*cronv1.Calendar
+		condition string
+	}{
+		{"schedule unusable", cronJob(last(at(0)), func(cj *cronv1.CronJob) { cj.Spec.Schedule = "61 * * * *" }), nil, cronv1.ConditionScheduleValid},
+		{"Calendar not found", cronJob(last(at(0)), excluding("freeze")), nil, cronv1.ConditionCalendarsResolved},
+		{"Calendar unusable", cronJob(last(at(0)), excluding("mars")), calendarsOf(calendarOf("mars", "Mars/Olympus_Mons", nil)), cronv1.ConditionCalendarsResolved},
+	}
+	warnings := func(p *Plan) (n int) {
+		for _, e := range p.Events {
+			if e.Type == "Warning" {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := tc.cronJob
+			p := Decide(Input{CronJob: cj, Now: at(5 * time.Second), Calendars: tc.calendars})
+			if n := warnings(p); n != 1 {
+				t.Fatalf("first sync: %d Warnings %+v, want 1", n, p.Events)
+			}
+			cj = cj.DeepCopy()
+			cj.Status = p.Status
+			cj.Generation++
+			p = Decide(Input{CronJob: cj, Now: at(10 * time.Second), Calendars: tc.calendars})
+			if n := warnings(p); n != 0 {
+				t.Errorf("after an unrelated edit: %d Warnings %+v, want none", n, p.Events)
+			}
+			if c := meta.FindStatusCondition(p.Status.Conditions, tc.condition); c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != cj.Generation {
+				t.Errorf("after the edit: %s %+v, want False observed at generation %d", tc.condition, c, cj.Generation)
 			}
 		})
 	}

@@ -129,6 +129,10 @@ type Input struct {
 	// Calendars are the Calendars spec.excludeCalendars names, by name, as
 	// the controller found them; a name absent was not found.
 	Calendars map[string]*cronv1.Calendar
+	// CalendarCache, when set, keeps Calendars parsed between syncs, so an
+	// unchanged Calendar is not parsed again; a decision is the same with
+	// it or without it (nil).
+	CalendarCache *CalendarCache
 }
 
 // DeleteReason says why a Job is deleted; it doubles as a metric label.
@@ -257,7 +261,7 @@ func Decide(in Input) *Plan {
 		return p
 	}
 	p.planRunNow(in.Jobs)
-	p.excl = p.resolveCalendars(in.Calendars)
+	p.excl = p.resolveCalendars(in.Calendars, in.CalendarCache)
 	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
 	if sched == nil {
@@ -981,16 +985,23 @@ func (p *Plan) event(eventType, reason, format string, args ...any) {
 	p.Events = append(p.Events, Event{Type: eventType, Reason: reason, Message: Bound(fmt.Sprintf(format, args...))})
 }
 
-// setCondition sets a condition and reports whether it changed.
+// setCondition sets a condition and reports whether it is news: its
+// status, reason or message changed. A new generation alone (an edit that
+// leaves the condition as it was) is recorded but is not news, so the
+// Event a caller emits on news is not repeated at every edit of the spec.
 func (p *Plan) setCondition(conditionType string, status metav1.ConditionStatus, reason, message string) bool {
-	return meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+	message = Bound(message)
+	prior := meta.FindStatusCondition(p.Status.Conditions, conditionType)
+	news := prior == nil || prior.Status != status || prior.Reason != reason || prior.Message != message
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
 		Type:               conditionType,
 		Status:             status,
 		Reason:             reason,
-		Message:            Bound(message),
+		Message:            message,
 		ObservedGeneration: p.cj.Generation,
 		LastTransitionTime: metav1.NewTime(p.now),
 	})
+	return news
 }
 
 func (p *Plan) countActive() { p.Status.ActiveCount = int32(len(p.Status.Active)) }

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -26,39 +24,4 @@ func TestProbeCalendarEditAfterDueTime(t *testing.T) {
 	if got := names(p.Creates, func(c Create) string { return c.Job.Name }); len(got) != 1 || got[0] != hours(10)[0] {
 		t.Errorf("creates %q, want the run of 10:00 (due before the edit); missed %v", got, missedOf(p.Status))
 	}
-}
-
-// Every sync parses every Calendar a CronJob names afresh (each of up to
-// 1000 dates and 200 ranges, and its zone), although a Calendar changes
-// rarely: work on the sync hot path that grows with the Calendar.
-func TestProbeCalendarParsedEverySync(t *testing.T) {
-	t.Skip("FINDING: resolveCalendars re-parses every named Calendar (a 1000-date Calendar: ~55 KB more per sync, 57 KB vs 1.7 KB) on every sync of every CronJob; nothing caches the parsed form by resourceVersion")
-	var dates []string
-	day := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 1000 {
-		dates = append(dates, day.AddDate(0, 0, i).Format("2006-01-02"))
-	}
-	big := calendarOf("big", "UTC", dates)
-	big.ResourceVersion = "7"
-	cj := cronJob(last(at(0)), excluding("big"))
-	plain := cronJob(last(at(0)))
-	now := at(5 * time.Minute)
-	cals := calendarsOf(big)
-	with := bytesPerRun(func() { Decide(Input{CronJob: cj, Now: now, Calendars: cals}) })
-	without := bytesPerRun(func() { Decide(Input{CronJob: plain, Now: now}) })
-	if with-without > 8<<10 {
-		t.Errorf("%s", fmt.Sprintf("a sync with a 1000-date Calendar allocates %d bytes, without %d: the unchanged Calendar is parsed again each sync", with, without))
-	}
-}
-
-// bytesPerRun is the heap bytes f allocates, averaged over 20 runs.
-func bytesPerRun(f func()) int64 {
-	f()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 20 {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return int64(after.TotalAlloc-before.TotalAlloc) / 20
 }

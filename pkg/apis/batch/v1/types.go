@@ -93,8 +93,9 @@ const (
 
 	// ConditionCalendarsResolved is True while every Calendar in
 	// spec.excludeCalendars exists and can be read, and False (reason
-	// CalendarNotFound or CalendarInvalid) while one cannot: due runs are
-	// then held. Absent on a CronJob that names no Calendar.
+	// CalendarNotFound or CalendarInvalid) while one cannot: runs due then
+	// are not started, then or later (missedRuns counts them under
+	// CalendarUnresolved). Absent on a CronJob that names no Calendar.
 	ConditionCalendarsResolved = "CalendarsResolved"
 )
 
@@ -209,8 +210,9 @@ type CronJobSpec struct {
 	// ranges start no scheduled run of this CronJob: such a time is counted
 	// in status.missedRuns under Excluded and is never owed later. While a
 	// named Calendar does not exist (or cannot be read) every due run is
-	// held, counted under CalendarUnresolved, and the CalendarsResolved
-	// condition is False. The run-now annotation is not held by calendars.
+	// held: not started, counted under CalendarUnresolved, and not owed once
+	// the Calendar is there; the CalendarsResolved condition is False. The
+	// run-now annotation is not held by calendars.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=253
@@ -328,7 +330,8 @@ const (
 	// run's time. Not a failure.
 	MissedExcluded = "Excluded"
 	// MissedCalendarUnresolved: a Calendar in spec.excludeCalendars did not
-	// exist or could not be read when the run was due, so it was held.
+	// exist or could not be read when the run was due, so it was held: not
+	// started, and not owed once the Calendar is there.
 	MissedCalendarUnresolved = "CalendarUnresolved"
 )
 

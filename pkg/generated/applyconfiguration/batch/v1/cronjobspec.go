@@ -87,8 +87,9 @@ type CronJobSpecApplyConfiguration struct {
 	// ranges start no scheduled run of this CronJob: such a time is counted
 	// in status.missedRuns under Excluded and is never owed later. While a
 	// named Calendar does not exist (or cannot be read) every due run is
-	// held, counted under CalendarUnresolved, and the CalendarsResolved
-	// condition is False. The run-now annotation is not held by calendars.
+	// held: not started, counted under CalendarUnresolved, and not owed once
+	// the Calendar is there; the CalendarsResolved condition is False. The
+	// run-now annotation is not held by calendars.
 	ExcludeCalendars []string `json:"excludeCalendars,omitempty"`
 }
 
