@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -26,6 +28,7 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -61,7 +64,26 @@ type BackfillController struct {
 	recorder record.EventRecorder
 	// clock is the time decisions are made at.
 	clock clock.Clock
+	// shards, with -shards, are the shards this replica works: a Backfill
+	// is worked by the replica holding its shard (its UID's, which its
+	// Jobs share), and its CronJob, in a shard of its own, may be in no
+	// cache here (see cronJob).
+	shards *shard.Set
 }
+
+// BackfillOption configures a BackfillController.
+type BackfillOption func(*BackfillController)
+
+// WithBackfillShards makes the controller work only the Backfills of the
+// shards set holds, as the CronJob controller's WithShards does.
+func WithBackfillShards(set *shard.Set) BackfillOption {
+	return func(c *BackfillController) { c.shards = set }
+}
+
+// shardedPoll is how often, with -shards, a Backfill not complete is synced
+// again: its CronJob's status, which decides how far it may go, changes on
+// another replica, whose events do not reach this one.
+const shardedPoll = 30 * time.Second
 
 // NewBackfillController wires its handlers and index into the informers.
 // Call it after NewController (which sets the slim transforms) and before
@@ -75,6 +97,7 @@ func NewBackfillController(
 	backfillInformer informers.BackfillInformer,
 	recorder record.EventRecorder,
 	clk clock.WithTicker,
+	opts ...BackfillOption,
 ) (*BackfillController, error) {
 	c := &BackfillController{
 		jobs:            jobs,
@@ -89,6 +112,9 @@ func NewBackfillController(
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "backfill", Clock: clk}),
 		recorder: recorder,
 		clock:    clk,
+	}
+	for _, opt := range opts {
+		opt(c)
 	}
 	if err := backfillInformer.Informer().AddIndexers(cache.Indexers{backfillsByCronJob: indexByCronJobName}); err != nil {
 		return nil, fmt.Errorf("adding the Backfill index: %w", err)
@@ -245,6 +271,11 @@ func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
 	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
 	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "backfill", key))
+	syncCtx, done, ok := c.holdShard(syncCtx, key)
+	if !ok {
+		return true
+	}
+	defer done()
 	if err := c.syncBackfill(syncCtx, key); err != nil {
 		if apierrors.IsConflict(err) {
 			klog.FromContext(syncCtx).V(4).Info("Backfill write conflicted; retrying", "err", err)
@@ -255,7 +286,38 @@ func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Forget(key)
+	if c.shards != nil {
+		if bf, err := c.backfills.Backfills(key.Namespace).Get(key.Name); err == nil &&
+			!meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete) {
+			c.queue.AddAfter(key, shardedPoll)
+		}
+	}
 	return true
+}
+
+// holdShard holds, with -shards, the shard of the Backfill under key for
+// one sync, whose context then ends when the hold does. A Backfill of
+// another replica's shard is dropped from the queue; one of a shard whose
+// caches are still filling waits its turn again. A key not in the cache is
+// synced unheld: that sync only releases the Jobs of a Backfill gone.
+func (c *BackfillController) holdShard(ctx context.Context, key cache.ObjectName) (context.Context, func(), bool) {
+	if c.shards == nil {
+		return ctx, func() {}, true
+	}
+	bf, err := c.backfills.Backfills(key.Namespace).Get(key.Name)
+	if err != nil {
+		return ctx, func() {}, true
+	}
+	held, done, res := c.shards.HoldContext(ctx, bf.UID)
+	switch res {
+	case shard.NotHeld:
+		c.queue.Forget(key)
+		return nil, nil, false
+	case shard.NotReady:
+		c.queue.AddRateLimited(key)
+		return nil, nil, false
+	}
+	return held, done, true
 }
 
 // syncBackfill gathers a Backfill's view (its CronJob, the Jobs holding the
@@ -278,7 +340,7 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 		return err
 	}
 	bf := cached.DeepCopy()
-	cj, err := c.cronJob(key.Namespace, bf.Spec.CronJobName)
+	cj, err := c.cronJob(ctx, key.Namespace, bf.Spec.CronJobName)
 	if err != nil {
 		return err
 	}
@@ -454,10 +516,22 @@ func (c *BackfillController) create(ctx context.Context, create backfill.Create,
 }
 
 // cronJob returns the named CronJob from the cache, nil when there is none.
-func (c *BackfillController) cronJob(namespace, name string) (*cronv1.CronJob, error) {
+// With -shards it is in the cache only if this replica holds its shard;
+// otherwise it is read live.
+func (c *BackfillController) cronJob(ctx context.Context, namespace, name string) (*cronv1.CronJob, error) {
 	obj, exists, err := c.cronJobIndexer.GetByKey(namespace + "/" + name)
-	if err != nil || !exists {
+	if err != nil {
 		return nil, err
+	}
+	if !exists && c.shards != nil {
+		live, err := c.client.BatchV1().CronJobs(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return live, err
+	}
+	if !exists {
+		return nil, nil
 	}
 	switch cj := obj.(type) {
 	case *slim.CronJob:

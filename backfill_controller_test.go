@@ -27,6 +27,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
 
 // backfillFixture is a Backfill controller on fake clientsets whose caches
@@ -345,6 +346,48 @@ func TestBackfillOrphanedJobsReleased(t *testing.T) {
 			}
 			if got := len(f.released()) == 1; got != tc.wantRelease {
 				t.Errorf("released %v, want a release: %v", f.released(), tc.wantRelease)
+			}
+		})
+	}
+}
+
+// With -shards a Backfill is worked by the replica holding its shard (its
+// UID's), and its CronJob, in another shard, is read live when no cache
+// here holds it.
+func TestShardedBackfill(t *testing.T) {
+	const shards = 4
+	for _, tc := range []struct {
+		name     string
+		hold     bool
+		lapse    bool
+		wantJobs int
+	}{
+		{name: "held, CronJob in another shard", hold: true, wantJobs: 1},
+		{name: "another replica's", hold: false},
+		{name: "held but lapsed", hold: true, lapse: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := at(10 * time.Minute)
+			cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+			bf := newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1)
+			f := newBackfillFixture(t, now, cj, bf)
+			if err := f.cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Delete(cj); err != nil {
+				t.Fatal(err)
+			}
+			setClock := testingclock.NewFakeClock(now)
+			set := shard.NewSet(shards, setClock)
+			if tc.hold {
+				set.Acquire(shard.OfUID(bf.UID, shards), now.Add(2*time.Second))
+			}
+			if tc.lapse {
+				setClock.Step(2 * time.Second)
+			}
+			f.c.shards = set
+			_, ctx := ktesting.NewTestContext(t)
+			f.c.queue.Add(cache.MetaObjectToName(bf))
+			f.c.processNextWorkItem(ctx)
+			if got := len(f.createdJobs()); got != tc.wantJobs {
+				t.Errorf("%d Jobs created, want %d", got, tc.wantJobs)
 			}
 		})
 	}

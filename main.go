@@ -265,6 +265,12 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	if err != nil {
 		return err
 	}
+	backfills, err := NewBackfillController(ctx, control.NewJobs(kubeClient), cronClient,
+		jobInformer{inf.jobs}, cronJobInformer{inf.cronJobs}, backfillInformer{inf.backfills},
+		recorder, clock.RealClock{}, WithBackfillShards(set))
+	if err != nil {
+		return err
+	}
 	registerPerCronJobMetrics(registry, o.perCronJobMetrics, inf.cronJobs.GetStore(), inf.cronJobs.HasSynced)
 	registerShardMetrics(registry, inf)
 	if err := httpserver.Start(ctx, httpserver.Config{
@@ -277,7 +283,7 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	defer stopInformers()
 	inf.start(informerCtx)
 	calendars.Start(informerCtx.Done()) // stops with informerCtx
-	return runSharded(ctx, o, kubeClient, set, func(ctx context.Context) error { return controller.Run(ctx, o.workers) })
+	return runSharded(ctx, o, kubeClient, set, func(ctx context.Context) error { return runBoth(ctx, controller, backfills, o.workers) })
 }
 
 // registerPerCronJobMetrics adds the per-CronJob series to reg when on,

@@ -25,12 +25,14 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
 
-// shardedInformers are the Job and CronJob informers of a sharded replica:
-// fed through shard.Filters, so their caches hold only the held shards.
+// shardedInformers are the Job, CronJob and Backfill informers of a
+// sharded replica: fed through shard.Filters, so their caches hold only the
+// held shards.
 type shardedInformers struct {
-	jobs, cronJobs cache.SharedIndexInformer
-	jobFilter      *shard.Filter
-	cronJobFilter  *shard.Filter
+	jobs, cronJobs, backfills cache.SharedIndexInformer
+	jobFilter                 *shard.Filter
+	cronJobFilter             *shard.Filter
+	backfillFilter            *shard.Filter
 }
 
 func newShardedInformers(set *shard.Set, kube kubernetes.Interface, cron clientset.Interface, serverSide bool) *shardedInformers {
@@ -55,17 +57,30 @@ func newShardedInformers(set *shard.Set, kube kubernetes.Interface, cron clients
 			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				return cron.BatchV1().CronJobs(metav1.NamespaceAll).Watch(ctx, o)
 			}, cronField),
+		// A Backfill's key is its own UID (its CronJob owns it but does not
+		// control it), which the API server can select by too.
+		backfillFilter: shard.NewFilter(set, &cronv1.Backfill{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return cron.BatchV1().Backfills(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return cron.BatchV1().Backfills(metav1.NamespaceAll).Watch(ctx, o)
+			}, cronField),
 	}
 	s.jobs = cache.NewSharedIndexInformer(s.jobFilter, &batchv1.Job{}, 0, cache.Indexers{})
 	s.cronJobs = cache.NewSharedIndexInformer(s.cronJobFilter, &cronv1.CronJob{}, 0, cache.Indexers{})
+	s.backfills = cache.NewSharedIndexInformer(s.backfillFilter, &cronv1.Backfill{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	s.jobFilter.SetIndexer(s.jobs.GetIndexer())
 	s.cronJobFilter.SetIndexer(s.cronJobs.GetIndexer())
+	s.backfillFilter.SetIndexer(s.backfills.GetIndexer())
 	return s
 }
 
 func (s *shardedInformers) start(ctx context.Context) {
 	go s.jobs.RunWithContext(ctx)
 	go s.cronJobs.RunWithContext(ctx)
+	go s.backfills.RunWithContext(ctx)
 }
 
 // jobInformer and cronJobInformer give NewController the sharded informers.
@@ -83,10 +98,17 @@ func (i cronJobInformer) Lister() cronlisters.CronJobLister {
 	return cronlisters.NewCronJobLister(i.GetIndexer())
 }
 
+type backfillInformer struct{ cache.SharedIndexInformer }
+
+func (i backfillInformer) Informer() cache.SharedIndexInformer { return i.SharedIndexInformer }
+func (i backfillInformer) Lister() cronlisters.BackfillLister {
+	return cronlisters.NewBackfillLister(i.GetIndexer())
+}
+
 // registerShardMetrics adds the sizes of a sharded replica's caches, read
 // at each scrape, and whether the API server selects its CronJobs.
 func registerShardMetrics(reg prometheus.Registerer, inf *shardedInformers) {
-	for kind, informer := range map[string]cache.SharedIndexInformer{"cronjobs": inf.cronJobs, "jobs": inf.jobs} {
+	for kind, informer := range map[string]cache.SharedIndexInformer{"cronjobs": inf.cronJobs, "jobs": inf.jobs, "backfills": inf.backfills} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: "cronjob_controller", Name: "cached_objects",
 			Help:        "Objects in this replica's informer cache, by kind (with -shards: its shards' share).",

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
@@ -46,12 +47,16 @@ func Of(hash uint64, n int) int {
 // OfUID returns the shard of a UID.
 func OfUID(uid types.UID, n int) int { return Of(Hash(string(uid)), n) }
 
-// KeyOf returns the shard key of a CronJob or a Job: the UID of the CronJob
-// that controls a Job, else the object's own UID (a CronJob, or a Job no
-// CronJob of ours controls, which only ever matters for releasing a
-// run-record finalizer once it is deleted).
+// KeyOf returns the shard key of a CronJob, a Backfill or a Job: the UID
+// of the CronJob or Backfill that controls a Job, else the object's own UID
+// (a CronJob, a Backfill, or a Job neither controls, which only ever
+// matters for releasing a run-record finalizer once it is deleted). So a
+// CronJob and its Jobs share a shard, and a Backfill and its Jobs another.
 func KeyOf(obj metav1.Object) types.UID {
 	if ref := job.ControllerOf(obj); ref != nil {
+		return ref.UID
+	}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil && ref.Kind == "Backfill" && ref.APIVersion == cronv1.SchemeGroupVersion.String() {
 		return ref.UID
 	}
 	return obj.GetUID()

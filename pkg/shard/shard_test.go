@@ -77,6 +77,13 @@ func TestKeyOfJobIsItsCronJob(t *testing.T) {
 	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{UID: "job-uid", OwnerReferences: []metav1.OwnerReference{{
 		APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: ptr.To(true),
 	}}}}
+	// A Backfill and its Jobs fall in one shard too: the Backfill's.
+	backfill := &cronv1.Backfill{ObjectMeta: metav1.ObjectMeta{Name: "bf", UID: "bf-uid", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob", Name: "cj", UID: "cj-uid",
+	}}}}
+	backfillJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{UID: "job-uid", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "Backfill", Name: "bf", UID: "bf-uid", Controller: ptr.To(true),
+	}}}}
 	for _, tc := range []struct {
 		name string
 		obj  metav1.Object
@@ -86,6 +93,8 @@ func TestKeyOfJobIsItsCronJob(t *testing.T) {
 		{"its Job", owned, "cj-uid"},
 		{"a built-in CronJob's Job", foreign, "job-uid"},
 		{"a Job of no CronJob", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{UID: "job-uid"}}, "job-uid"},
+		{"a Backfill (owned by its CronJob, not controlled)", backfill, "bf-uid"},
+		{"a Backfill's Job", backfillJob, "bf-uid"},
 	} {
 		if got := KeyOf(tc.obj); got != tc.want {
 			t.Errorf("%s: KeyOf = %q, want %q", tc.name, got, tc.want)
