@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
@@ -192,5 +193,36 @@ func TestProbeBackfillDeletedWhileCreatingReleasesItsJob(t *testing.T) {
 	}
 	if fin := f.finalizersOf(name); slices.Contains(fin, backfill.Finalizer) {
 		t.Errorf("the Job of the deleted Backfill still holds %v", fin)
+	}
+}
+
+// Passes: the CronJob controller leaves a Backfill's Job alone. Its event
+// handlers see a Job holding a finalizer, controlled by no CronJob and
+// being deleted; noteOrphan looks at run-record only, so neither the sync
+// of the CronJob's key nor that of the Job's own name releases
+// backfill-record (only the Backfill's stored status may).
+func TestProbeCronJobControllerLeavesBackfillJobsAlone(t *testing.T) {
+	now := at(10 * time.Minute)
+	f := newFixture(t, now)
+	f.cronJob = newCronJob(createdAt(at(-6 * time.Hour)))
+	j := backfillJobAt(at(-5*time.Hour), "bf-uid")
+	j.DeletionTimestamp = &metav1.Time{Time: now}
+	f.jobs = []*batchv1.Job{j}
+	_, ctx := ktesting.NewTestContext(t)
+	c, _, _ := f.newController(ctx)
+	s := slim.NewJob(j)
+	c.addJob(s)
+	unowned := j.DeepCopy()
+	unowned.OwnerReferences = nil
+	c.updateJob(s, slim.NewJob(unowned))
+	for _, name := range []string{"cj", j.Name, "bf"} {
+		if _, err := c.syncHandler(ctx, cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range f.kubeclient.Actions() {
+		if a.GetVerb() == "patch" && a.(core.PatchAction).GetName() == j.Name {
+			t.Errorf("the CronJob controller patched the Backfill's Job %s", j.Name)
+		}
 	}
 }
