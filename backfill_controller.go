@@ -28,6 +28,7 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
@@ -64,6 +65,10 @@ type BackfillController struct {
 	recorder record.EventRecorder
 	// clock is the time decisions are made at.
 	clock clock.Clock
+	// released are the Jobs whose finalizer this process removed, until
+	// the Job cache shows it gone: a sync before that does not patch them
+	// again.
+	released *ownwrites.Deletes
 	// shards, with -shards, are the shards this replica works: a Backfill
 	// is worked by the replica holding its shard (its UID's, which its
 	// Jobs share), and its CronJob, in a shard of its own, may be in no
@@ -112,6 +117,7 @@ func NewBackfillController(
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "backfill", Clock: clk}),
 		recorder: recorder,
 		clock:    clk,
+		released: ownwrites.NewDeletes(clk, ownWritesTTL),
 	}
 	for _, opt := range opts {
 		opt(c)
@@ -137,9 +143,22 @@ func NewBackfillController(
 		return nil, fmt.Errorf("adding CronJob handlers for Backfills: %w", err)
 	}
 	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueController,
-		UpdateFunc: func(_, obj any) { c.enqueueController(obj) },
-		DeleteFunc: c.enqueueController,
+		AddFunc: c.enqueueController,
+		UpdateFunc: func(_, obj any) {
+			if j, ok := obj.(metav1.Object); ok && !slices.Contains(j.GetFinalizers(), backfill.Finalizer) {
+				c.released.Forget(j.GetUID())
+			}
+			c.enqueueController(obj)
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if j, ok := obj.(metav1.Object); ok {
+				c.released.Forget(j.GetUID())
+			}
+			c.enqueueController(obj)
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("adding Job handlers for Backfills: %w", err)
 	}
@@ -155,7 +174,9 @@ func indexByCronJobName(obj any) ([]string, error) {
 	return []string{bf.Namespace + "/" + bf.Spec.CronJobName}, nil
 }
 
-// indexByBackfill is the jobsByBackfill index function.
+// indexByBackfill is the jobsByBackfill index function. A Job holding
+// backfill.Finalizer that nothing controls (its Backfill was deleted with
+// --cascade=orphan) is indexed under the namespace's uncontrolled key.
 func indexByBackfill(obj any) ([]string, error) {
 	j, ok := obj.(metav1.Object)
 	if !ok {
@@ -164,7 +185,22 @@ func indexByBackfill(obj any) ([]string, error) {
 	if ref := backfillOf(j); ref != nil {
 		return []string{j.GetNamespace() + "/" + ref.Name}, nil
 	}
+	if uncontrolled(j) {
+		return []string{uncontrolledKey(j.GetNamespace()).String()}, nil
+	}
 	return nil, nil
+}
+
+// uncontrolled reports a Job a Backfill made that nothing controls any
+// more. No Backfill will record it: once deleted, it may go.
+func uncontrolled(j metav1.Object) bool {
+	return metav1.GetControllerOfNoCopy(j) == nil && slices.Contains(j.GetFinalizers(), backfill.Finalizer)
+}
+
+// uncontrolledKey is the queue key under which a namespace's uncontrolled
+// Jobs are released; no Backfill has an empty name.
+func uncontrolledKey(namespace string) cache.ObjectName {
+	return cache.ObjectName{Namespace: namespace}
 }
 
 // backfillOf returns the reference to the Backfill controlling j, if one
@@ -229,6 +265,9 @@ func (c *BackfillController) enqueueController(obj any) {
 	}
 	ref := backfillOf(j)
 	if ref == nil {
+		if uncontrolled(j) && j.GetDeletionTimestamp() != nil {
+			c.queue.Add(uncontrolledKey(j.GetNamespace()))
+		}
 		return
 	}
 	c.queue.Add(cache.ObjectName{Namespace: j.GetNamespace(), Name: ref.Name})
@@ -332,6 +371,9 @@ func (c *BackfillController) holdShard(ctx context.Context, key cache.ObjectName
 // recorded cannot be gone: they hold backfill.Finalizer.
 func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
+	if key == uncontrolledKey(key.Namespace) {
+		return c.releaseUncontrolled(ctx, key)
+	}
 	cached, err := c.backfills.Backfills(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		return c.releaseOrphans(ctx, key, "")
@@ -397,13 +439,22 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 }
 
 // decide asks backfill.Decide about bf (and cj, nil when there is none),
-// first asking the API server about the active Jobs the cache lacks.
+// first asking the API server about the active Jobs the cache lacks, and
+// with the Jobs of bf that hold the finalizer.
 func (c *BackfillController) decide(ctx context.Context, bf *cronv1.Backfill, cj *cronv1.CronJob) (*backfill.Plan, error) {
 	gone, err := c.goneJobs(ctx, bf)
 	if err != nil {
 		return nil, err
 	}
-	return backfill.Decide(backfill.Input{Backfill: bf, CronJob: cj, Job: c.job(bf.Namespace), Gone: gone, Now: c.clock.Now()}), nil
+	var own []backfill.OwnJob
+	for _, j := range c.holding(cache.MetaObjectToName(bf)) {
+		if backfillOf(j).UID == bf.UID {
+			at, _ := j.ScheduledAt()
+			own = append(own, backfill.OwnJob{Job: j, At: at})
+		}
+	}
+	return backfill.Decide(backfill.Input{Backfill: bf, CronJob: cj, Job: c.job(bf.Namespace), Gone: gone, Own: own,
+		Now: c.clock.Now()}), nil
 }
 
 // releaseRecorded removes backfill.Finalizer from the Jobs of bf that
@@ -466,6 +517,18 @@ func (c *BackfillController) releaseOrphans(ctx context.Context, key cache.Objec
 	return errors.Join(errs...)
 }
 
+// releaseUncontrolled releases the namespace's Jobs of key that a Backfill
+// made, that nothing controls, and that are being deleted.
+func (c *BackfillController) releaseUncontrolled(ctx context.Context, key cache.ObjectName) error {
+	var errs []error
+	for _, j := range c.holding(key) {
+		if j.DeletionTimestamp != nil && uncontrolled(j) {
+			errs = append(errs, c.release(ctx, j))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // holding returns the cached Jobs controlled by a Backfill under key (any
 // UID) that hold backfill.Finalizer.
 func (c *BackfillController) holding(key cache.ObjectName) []*slim.Job {
@@ -476,7 +539,7 @@ func (c *BackfillController) holding(key cache.ObjectName) []*slim.Job {
 	}
 	var out []*slim.Job
 	for _, o := range objs {
-		if j, ok := o.(*slim.Job); ok && slices.Contains(j.Finalizers, backfill.Finalizer) {
+		if j, ok := o.(*slim.Job); ok && slices.Contains(j.Finalizers, backfill.Finalizer) && !c.released.Has(j.UID) {
 			out = append(out, j)
 		}
 	}
@@ -489,6 +552,7 @@ func (c *BackfillController) release(ctx context.Context, j *slim.Job) error {
 		return fmt.Errorf("releasing backfill Job %s: %w", j.Name, err)
 	}
 	klog.FromContext(ctx).V(4).Info("Released a backfill Job's finalizer", "job", klog.KObj(j))
+	c.released.Deleted(j.UID)
 	return nil
 }
 

@@ -9,8 +9,10 @@
 //     time whose name a Job already holds is skipped and counted;
 //   - a time is backfilled only once the CronJob is past it
 //     (planner.SettledUntil: its last started or missed run, or its
-//     creation), or once it lies outside the CronJob's active window, where
-//     the CronJob starts nothing. The CronJob's planner never starts such a time, so the two
+//     creation). A time outside the CronJob's notBefore/notAfter window
+//     waits too: were it backfilled, a later widening of the window would
+//     make the CronJob owe it again, and once the Backfill's Job is gone
+//     nothing would stop a second run; The CronJob's planner never starts such a time, so the two
 //     never race for one; later times, the future ones among them, wait
 //     until the CronJob has passed them (run: skipped; missed: backfilled);
 //   - the Jobs are controlled by the Backfill, not the CronJob: the
@@ -28,6 +30,7 @@ package backfill
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -53,6 +56,7 @@ const (
 	ReasonInvalidSchedule   = "InvalidSchedule"
 	ReasonTooManyTimes      = "TooManyTimes"
 	ReasonSuspended         = "Suspended"
+	ReasonDeleting          = "Deleting"
 	ReasonWaitingForCronJob = "WaitingForCronJob"
 	ReasonRunning           = "Running"
 )
@@ -85,8 +89,17 @@ type Input struct {
 	// Gone holds the UIDs of Jobs in status.active the API server said no
 	// longer exist.
 	Gone map[types.UID]bool
+	// Own are the Jobs the Backfill controls that hold Finalizer, with the
+	// times they were made for, as the controller knows them.
+	Own []OwnJob
 	// Now is the controller's clock.
 	Now time.Time
+}
+
+// OwnJob is a Job of the Backfill and the time it was made for.
+type OwnJob struct {
+	Job Job
+	At  time.Time
 }
 
 // Create is a Job to create, for the run scheduled at Time.
@@ -124,6 +137,7 @@ func Decide(in Input) *Plan {
 	p := &Plan{Status: *bf.Status.DeepCopy(), bf: bf, now: in.Now}
 	p.Status.ObservedGeneration = bf.Generation
 	p.reconcileActive(in)
+	p.adoptUnrecorded(in)
 
 	cj := in.CronJob
 	if cj == nil || cj.DeletionTimestamp != nil || ownerGone(bf, cj) {
@@ -210,6 +224,26 @@ func (p *Plan) reconcileActive(in Input) {
 	st.Active = kept
 }
 
+// adoptUnrecorded records the Backfill's own Jobs past lastHandledTime:
+// made by a sync whose status write was lost (or whose process died). A
+// sync creates the times after lastHandledTime in order and stops at the
+// first it cannot create, so these Jobs are the times right after
+// lastHandledTime, and recording them in time order skips no time. It is
+// done before anything else, so a Job is recorded, and its finalizer can
+// go, also when this sync creates nothing (its CronJob gone, a schedule
+// now unusable or no longer naming the Job's time, the Backfill suspended).
+func (p *Plan) adoptUnrecorded(in Input) {
+	own := slices.Clone(in.Own)
+	slices.SortFunc(own, func(a, b OwnJob) int { return a.At.Compare(b.At) })
+	for _, o := range own {
+		st := &p.Status
+		if o.At.IsZero() || (st.LastHandledTime != nil && !o.At.After(st.LastHandledTime.Time)) || activeHas(st.Active, o.Job.GetUID()) {
+			continue
+		}
+		p.exists(o.At, o.Job, true)
+	}
+}
+
 // walk handles the times after lastHandledTime, oldest first: a time whose
 // name a Job holds is skipped (or, if the Job is this Backfill's, made
 // before a status write was lost, counted as created); the others are
@@ -220,7 +254,9 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 	st := &p.Status
 	settled := planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)
 	limit := int(ptr.Deref(p.bf.Spec.MaxConcurrent, 1))
-	suspended := ptr.Deref(p.bf.Spec.Suspend, false)
+	// A Backfill being deleted (in the foreground: it waits for its Jobs)
+	// creates nothing more; its Jobs are still counted and released.
+	suspended := ptr.Deref(p.bf.Spec.Suspend, false) || p.bf.DeletionTimestamp != nil
 	for _, t := range times {
 		if st.LastHandledTime != nil && !t.After(st.LastHandledTime.Time) {
 			continue
@@ -233,22 +269,11 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 			p.exists(t, j, ours(j, p.bf))
 			continue
 		}
-		if suspended || len(st.Active)+len(p.Creates) >= limit || !passed(cj, settled, t) || t.After(in.Now) {
+		if suspended || len(st.Active)+len(p.Creates) >= limit || t.After(settled) || t.After(in.Now) {
 			return
 		}
 		p.Creates = append(p.Creates, Create{Job: p.newJob(cj, sched, t), Time: t})
 	}
-}
-
-// passed reports whether the CronJob cj, settled until settled, will never
-// start the time t of its own: it is past t, or t lies outside its active
-// window (spec.notBefore, spec.notAfter), where it starts nothing. Should
-// the window be widened later and the CronJob then owe t, the name of t's
-// Job is the lock: one of the two gets it.
-func passed(cj *cronv1.CronJob, settled, t time.Time) bool {
-	return !t.After(settled) ||
-		(cj.Spec.NotAfter != nil && t.After(cj.Spec.NotAfter.Time)) ||
-		(cj.Spec.NotBefore != nil && t.Before(cj.Spec.NotBefore.Time))
 }
 
 // newJob is the CronJob's Job for t, as its planner would make it, but
@@ -325,11 +350,17 @@ func (p *Plan) conclude(cj *cronv1.CronJob) {
 			p.event(corev1.EventTypeNormal, ReasonCompleted, "Backfill complete: %s", msg)
 		}
 	case cj == nil:
+	case p.bf.DeletionTimestamp != nil && !done:
+		p.incomplete(ReasonDeleting, "the Backfill is being deleted: no Job is created")
 	case ptr.Deref(p.bf.Spec.Suspend, false) && !done:
 		p.incomplete(ReasonSuspended, "spec.suspend is true: no Job is created")
 	case !done && len(p.Creates) == 0 && len(st.Active) == 0:
-		p.incomplete(ReasonWaitingForCronJob, fmt.Sprintf("waiting for CronJob %s to pass the next time of the range (it is settled until %s)",
-			cj.Name, formatTime(planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status))))
+		msg := fmt.Sprintf("waiting for CronJob %s to pass the next time of the range (it is settled until %s)",
+			cj.Name, formatTime(planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)))
+		if na := cj.Spec.NotAfter; na != nil && p.now.After(na.Time) {
+			msg += fmt.Sprintf("; its spec.notAfter %s has passed, so it passes no later time until notAfter is moved", formatTime(na.Time))
+		}
+		p.incomplete(ReasonWaitingForCronJob, msg)
 	default:
 		p.incomplete(ReasonRunning, "")
 	}

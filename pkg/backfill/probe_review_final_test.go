@@ -1,37 +1,45 @@
 package backfill
 
 import (
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
-// README: "the CronJob's excludeCalendars and notBefore/notAfter do not
-// thin [a Backfill] out". A CronJob whose notAfter has passed never starts
-// or counts another time, so planner.SettledUntil stops at its last run;
-// the Backfill must still create the times after notAfter (a finding of
-// the final review: it waited, WaitingForCronJob, for ever).
-func TestProbeBackfillAfterNotAfterNeverRuns(t *testing.T) {
+// Times outside the CronJob's notBefore/notAfter window wait for the
+// CronJob like any time it has not passed. Backfilling them at once (as a
+// change after the final review did) let a run happen twice: the window
+// widened later, the CronJob owes those times, and the Backfill's Job, the
+// only lock, may be gone by then (the review of that change, branch revbf).
+// Past an expired notAfter the condition says why it waits.
+func TestBackfillWaitsOutsideTheCronJobsWindow(t *testing.T) {
 	last := hour(2)
-	cj := cronJob(hour(-1), &last)
-	cj.Spec.NotAfter = &metav1.Time{Time: hour(2)}
-	bf := backfillOf(hour(3), hour(6), 1)
-	p := Decide(Input{Backfill: bf, CronJob: cj, Job: lookup(), Now: hour(20)})
-	if got := createdTimes(p); len(got) != 1 || !got[0].Equal(hour(3)) {
-		t.Errorf("creates %v, want the time %v (the CronJob expired at %v and will never pass it); status %+v",
-			got, hour(3), hour(2), p.Status.Conditions)
-	}
-}
-
-// Likewise before notBefore: a CronJob created before its window opens
-// never runs the times until then, so a Backfill of them need not wait for
-// the window.
-func TestBackfillBeforeNotBeforeRuns(t *testing.T) {
-	cj := cronJob(hour(-1), nil)
-	cj.Spec.NotBefore = &metav1.Time{Time: hour(10)}
-	bf := backfillOf(hour(0), hour(3), 1)
-	p := Decide(Input{Backfill: bf, CronJob: cj, Job: lookup(), Now: hour(5)})
-	if got := createdTimes(p); len(got) != 1 || !got[0].Equal(hour(0)) {
-		t.Errorf("creates %v, want the time %v (before the CronJob's notBefore %v)", got, hour(0), hour(10))
+	for _, tc := range []struct {
+		name     string
+		cj       *cronv1.CronJob
+		wantNote string
+	}{
+		{name: "after an expired notAfter", cj: func() *cronv1.CronJob {
+			cj := cronJob(hour(-1), &last)
+			cj.Spec.NotAfter = &metav1.Time{Time: hour(2)}
+			return cj
+		}(), wantNote: "spec.notAfter 2026-11-01T02:00:00Z has passed"},
+		{name: "before notBefore", cj: func() *cronv1.CronJob {
+			cj := cronJob(hour(-1), nil)
+			cj.Spec.NotBefore = &metav1.Time{Time: hour(10)}
+			return cj
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(Input{Backfill: backfillOf(hour(3), hour(6), 1), CronJob: tc.cj, Job: lookup(), Now: hour(5)})
+			c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionBackfillComplete)
+			if got := createdTimes(p); len(got) != 0 || c == nil || c.Reason != ReasonWaitingForCronJob || !strings.Contains(c.Message, tc.wantNote) {
+				t.Errorf("creates %v, condition %+v; want none, WaitingForCronJob saying %q", got, c, tc.wantNote)
+			}
+		})
 	}
 }

@@ -213,3 +213,63 @@ func TestBackfillRefusals(t *testing.T) {
 		t.Errorf("changing spec.cronJobName answered %v, want a refusal", err)
 	}
 }
+
+// With -shards, Backfills are worked by the replica holding each one's
+// shard: two replicas share four shards; four CronJobs, each with a
+// Backfill of the five minutes before it was created. Every Backfill
+// completes with one Job per time, each released once recorded.
+func TestShardedBackfills(t *testing.T) {
+	ns := newNamespace(t)
+	for range 2 {
+		startController(t, "-shards=4", "-leader-elect-namespace="+ns, "-leader-elect-id=bf-shards",
+			"-leader-elect-lease-duration=6s", "-leader-elect-renew-deadline=4s", "-leader-elect-retry-period=1s")
+	}
+	type pair struct {
+		cj *cronv1.CronJob
+		bf *cronv1.Backfill
+	}
+	var pairs []pair
+	for i := range 4 {
+		cj := createCronJob(t, cronJob(ns, fmt.Sprintf("every-minute-%d", i), "* * * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+		}))
+		end := cj.CreationTimestamp.Truncate(time.Minute)
+		bf := &cronv1.Backfill{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d", i), Namespace: ns},
+			Spec: cronv1.BackfillSpec{CronJobName: cj.Name, Start: metav1.NewTime(end.Add(-5 * time.Minute)), End: metav1.NewTime(end),
+				MaxConcurrent: ptr.To[int32](5)},
+		}
+		if _, err := env.cron.BatchV1().Backfills(ns).Create(context.Background(), bf, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, pair{cj, bf})
+	}
+	eventually(t, 90*time.Second, "every Backfill complete, its Jobs released", func() (bool, string) {
+		jobs := listJobs(t, ns)
+		for _, p := range pairs {
+			cur, err := env.cron.BatchV1().Backfills(ns).Get(context.Background(), p.bf.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			if !meta.IsStatusConditionTrue(cur.Status.Conditions, cronv1.ConditionBackfillComplete) {
+				return false, fmt.Sprintf("%s: status %+v", p.bf.Name, cur.Status)
+			}
+			if cur.Status.Total != 5 || cur.Status.Created != 5 || cur.Status.Skipped != 0 {
+				t.Fatalf("%s: status %+v, want 5 times, 5 created", p.bf.Name, cur.Status)
+			}
+			var mine int
+			for _, j := range jobs {
+				if ref := metav1.GetControllerOf(&j); ref != nil && ref.Kind == "Backfill" && ref.UID == cur.UID {
+					mine++
+					if len(j.Finalizers) != 0 {
+						return false, fmt.Sprintf("%s still holds %v", j.Name, j.Finalizers)
+					}
+				}
+			}
+			if mine != 5 {
+				return false, fmt.Sprintf("%s: %d Jobs, want 5", p.bf.Name, mine)
+			}
+		}
+		return true, ""
+	})
+}

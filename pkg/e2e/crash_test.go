@@ -218,11 +218,12 @@ func drain(c chan string) {
 }
 
 // releaseAllCommand is README's uninstall one-liner: it removes the
-// controller's run-record finalizer, and only that, from every Job.
+// controller's run-record and backfill-record finalizers, and only those,
+// from every Job.
 const releaseAllCommand = `kubectl get jobs -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{" "}{.metadata.finalizers}{"\n"}{end}' \
-  | grep batch.tutorial.kubebuilder.io/run-record \
+  | grep -E 'batch.tutorial.kubebuilder.io/(run|backfill)-record' \
   | while read -r ns name _; do kubectl patch job -n "$ns" "$name" --type=strategic \
-      -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.tutorial.kubebuilder.io/run-record"]}}'; done`
+      -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.tutorial.kubebuilder.io/run-record","batch.tutorial.kubebuilder.io/backfill-record"]}}'; done`
 
 // Uninstalled before its Jobs went: README's one-liner releases them, and
 // leaves every other finalizer alone.
@@ -236,31 +237,35 @@ func TestUninstallReleasesJobs(t *testing.T) {
 	}
 	ns := newNamespace(t)
 	const other = "example.com/keep"
-	j := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "left-behind", Namespace: ns, Finalizers: []string{other, job.RunRecordFinalizer}},
-		Spec:       *cronJob(ns, "x", "@hourly", stuck).Spec.JobTemplate.Spec.DeepCopy(),
-	}
-	if _, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.kube.BatchV1().Jobs(ns).Delete(context.Background(), j.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
-		t.Fatal(err)
+	for name, ours := range map[string]string{"left-behind": job.RunRecordFinalizer, "backfill-left-behind": job.BackfillRecordFinalizer} {
+		j := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Finalizers: []string{other, ours}},
+			Spec:       *cronJob(ns, "x", "@hourly", stuck).Spec.JobTemplate.Spec.DeepCopy(),
+		}
+		if _, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.kube.BatchV1().Jobs(ns).Delete(context.Background(), j.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command("sh", "-c", releaseAllCommand)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the one-liner failed: %v\n%s", err, out)
 	}
-	got, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), j.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Finalizers, []string{other}) {
-		t.Errorf("finalizers after the one-liner %q, want only %q", got.Finalizers, other)
-	}
-	// Let the namespace go.
-	got.Finalizers = nil
-	if _, err := env.kube.BatchV1().Jobs(ns).Update(context.Background(), got, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"left-behind", "backfill-left-behind"} {
+		got, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Finalizers, []string{other}) {
+			t.Errorf("%s: finalizers after the one-liner %q, want only %q", name, got.Finalizers, other)
+		}
+		// Let the namespace go.
+		got.Finalizers = nil
+		if _, err := env.kube.BatchV1().Jobs(ns).Update(context.Background(), got, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -63,13 +63,14 @@ func NewJob(j *batchv1.Job) *Job {
 	if job.ControllerOf(j) == nil {
 		if ref := metav1.GetControllerOfNoCopy(j); ref != nil && ref.Kind == "Backfill" &&
 			ref.APIVersion == cronv1.SchemeGroupVersion.String() {
-			// A Backfill's Job: it reads whether the Job finished and, to
-			// release its finalizer, the time it was made for.
+			// A Backfill's Job: it reads whether the Job finished.
 			s.finished = job.Finished(j)
-			if slices.Contains(j.Finalizers, job.BackfillRecordFinalizer) {
-				s.Finalizers = slices.Clone(j.Finalizers)
-				s.scheduledAt, _ = job.ScheduledAt(j)
-			}
+		}
+		if slices.Contains(j.Finalizers, job.BackfillRecordFinalizer) {
+			// Made by a Backfill (controlled by it, or by nothing once
+			// orphaned): to release the finalizer, the time it was made for.
+			s.Finalizers = slices.Clone(j.Finalizers)
+			s.scheduledAt, _ = job.ScheduledAt(j)
 		}
 		return s
 	}
