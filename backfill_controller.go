@@ -69,6 +69,8 @@ type BackfillController struct {
 	// the Job cache shows it gone: a sync before that does not patch them
 	// again.
 	released *ownwrites.Deletes
+	// leaseGrace bounds a sync once the workers' context ends (syncContext).
+	leaseGrace time.Duration
 	// shards, with -shards, are the shards this replica works: a Backfill
 	// is worked by the replica holding its shard (its UID's, which its
 	// Jobs share), and its CronJob, in a shard of its own, may be in no
@@ -78,6 +80,11 @@ type BackfillController struct {
 
 // BackfillOption configures a BackfillController.
 type BackfillOption func(*BackfillController)
+
+// WithBackfillLeaseGrace is WithLeaseGrace for the Backfill controller.
+func WithBackfillLeaseGrace(d time.Duration) BackfillOption {
+	return func(c *BackfillController) { c.leaseGrace = d }
+}
 
 // WithBackfillShards makes the controller work only the Backfills of the
 // shards set holds, as the CronJob controller's WithShards does.
@@ -307,7 +314,7 @@ func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.clock)
 	defer cancel()
 	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "backfill", key))
 	syncCtx, done, ok := c.holdShard(syncCtx, key)

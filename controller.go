@@ -113,6 +113,9 @@ type Controller struct {
 	// shards, when set, are the shards this replica works: a sync runs only
 	// while its CronJob's shard is held, and ends when the hold does.
 	shards *shard.Set
+	// leaseGrace bounds a sync once the workers' context ends
+	// (syncContext); 0: the sync finishes, up to syncTimeout.
+	leaseGrace time.Duration
 }
 
 // Option changes how NewController builds a Controller.
@@ -122,6 +125,13 @@ type Option func(*Controller)
 // broadcaster of its own on the kube clientset.
 func WithEventRecorder(r record.EventRecorder) Option {
 	return func(c *Controller) { c.recorder = r }
+}
+
+// WithLeaseGrace bounds how long a sync may go on once the workers'
+// context ends (see syncContext): under leader election, less than the
+// lease duration minus the renew deadline.
+func WithLeaseGrace(d time.Duration) Option {
+	return func(c *Controller) { c.leaseGrace = d }
 }
 
 // WithShards makes the controller work only the CronJobs of the shards s
@@ -311,9 +321,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 
-	// The item in hand is finished even when shutdown begins meanwhile, so a
-	// Job is never created without its status being recorded.
-	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	// The item in hand is finished even when shutdown begins meanwhile (so
+	// a Job is rarely created without its status recorded), within the
+	// lease grace under leader election.
+	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.clock)
 	defer cancel()
 	if c.shards != nil {
 		held, done, ok := c.holdShard(syncCtx, key)

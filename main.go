@@ -190,12 +190,19 @@ func run(ctx context.Context, o options) error {
 	}
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	cronInformerFactory := informers.NewSharedInformerFactory(cronClient, 0)
+	// Under leader election a sync goes on after the Lease is lost for half
+	// the fence at most: past the fence another replica may lead.
+	var grace time.Duration
+	if o.leaderElect {
+		grace = (o.leaseDuration - o.renewDeadline) / 2
+	}
 	controller, err := NewController(ctx, kubeClient, cronClient,
 		kubeInformerFactory.Batch().V1().Jobs(),
 		cronInformerFactory.Batch().V1().CronJobs(),
 		clock.RealClock{},
 		WithEventRecorder(recorder),
-		WithCalendars(cronInformerFactory.Batch().V1().Calendars()))
+		WithCalendars(cronInformerFactory.Batch().V1().Calendars()),
+		WithLeaseGrace(grace))
 	if err != nil {
 		return err
 	}
@@ -203,7 +210,7 @@ func run(ctx context.Context, o options) error {
 		kubeInformerFactory.Batch().V1().Jobs(),
 		cronInformerFactory.Batch().V1().CronJobs(),
 		cronInformerFactory.Batch().V1().Backfills(),
-		recorder, clock.RealClock{})
+		recorder, clock.RealClock{}, WithBackfillLeaseGrace(grace))
 	if err != nil {
 		return err
 	}
