@@ -354,16 +354,7 @@ func (c *BackfillController) holdShard(ctx context.Context, key cache.ObjectName
 	if err != nil {
 		return ctx, func() {}, true
 	}
-	held, done, res := c.shards.HoldContext(ctx, bf.UID)
-	switch res {
-	case shard.NotHeld:
-		c.queue.Forget(key)
-		return nil, nil, false
-	case shard.NotReady:
-		c.queue.AddRateLimited(key)
-		return nil, nil, false
-	}
-	return held, done, true
+	return holdForSync(ctx, c.shards, bf.UID, c.queue, key)
 }
 
 // syncBackfill gathers a Backfill's view (its CronJob, the Jobs holding the

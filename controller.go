@@ -379,16 +379,7 @@ func (c *Controller) holdShard(ctx context.Context, key cache.ObjectName) (conte
 	if err != nil || !exists || !ok {
 		return ctx, func() {}, true
 	}
-	held, done, res := c.shards.HoldContext(ctx, m.GetUID())
-	switch res {
-	case shard.NotHeld:
-		c.queue.Forget(key)
-		return nil, nil, false
-	case shard.NotReady:
-		c.queue.AddRateLimited(key)
-		return nil, nil, false
-	}
-	return held, done, true
+	return holdForSync(ctx, c.shards, m.GetUID(), c.queue, key)
 }
 
 // owns reports whether this replica works the object with shard key uid.

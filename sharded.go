@@ -8,11 +8,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -134,6 +136,25 @@ func (shardMoves) Released() { metrics.ShardMoves.WithLabelValues("released").In
 func (shardMoves) Lost()     { metrics.ShardMoves.WithLabelValues("lost").Inc() }
 func (shardMoves) Held(n int) {
 	metrics.ShardsHeld.Set(float64(n))
+}
+
+// holdForSync holds the shard of the object with shard key uid for one
+// sync of key, whose context then ends when the hold does: past it,
+// another replica may hold the shard. An object of another replica's
+// shard is dropped from the queue (its cache entry is on its way out); one
+// of a shard whose caches are still filling waits its turn again.
+func holdForSync(ctx context.Context, set *shard.Set, uid types.UID,
+	queue workqueue.TypedRateLimitingInterface[cache.ObjectName], key cache.ObjectName) (context.Context, func(), bool) {
+	held, done, res := set.HoldContext(ctx, uid)
+	switch res {
+	case shard.NotHeld:
+		queue.Forget(key)
+		return nil, nil, false
+	case shard.NotReady:
+		queue.AddRateLimited(key)
+		return nil, nil, false
+	}
+	return held, done, true
 }
 
 // runSharded runs work while a shard.Manager holds this replica's share of
