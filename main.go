@@ -181,7 +181,7 @@ func run(ctx context.Context, o options) error {
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	defer broadcaster.Shutdown()
-	broadcaster.StartStructuredLogging(0)
+	broadcaster.StartStructuredLogging(eventLogVerbosity)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
