@@ -137,10 +137,13 @@ func Decide(in Input) *Plan {
 	p := &Plan{Status: *bf.Status.DeepCopy(), bf: bf, now: in.Now}
 	p.Status.ObservedGeneration = bf.Generation
 	p.reconcileActive(in)
-	p.adoptUnrecorded(in)
 
 	cj := in.CronJob
 	if cj == nil || cj.DeletionTimestamp != nil || ownerGone(bf, cj) {
+		// For good: a Backfill with Jobs has an owner, and a CronJob of
+		// that name made later is another. Its unrecorded Jobs can be
+		// recorded at last.
+		p.adoptUnrecorded(in.Own, nil)
 		p.incomplete(ReasonCronJobNotFound, fmt.Sprintf("CronJob %s does not exist: the Backfill creates nothing", bf.Spec.CronJobName))
 		return p
 	}
@@ -224,23 +227,31 @@ func (p *Plan) reconcileActive(in Input) {
 	st.Active = kept
 }
 
-// adoptUnrecorded records the Backfill's own Jobs past lastHandledTime:
-// made by a sync whose status write was lost (or whose process died). A
-// sync creates the times after lastHandledTime in order and stops at the
-// first it cannot create, so these Jobs are the times right after
-// lastHandledTime, and recording them in time order skips no time. It is
-// done before anything else, so a Job is recorded, and its finalizer can
-// go, also when this sync creates nothing (its CronJob gone, a schedule
-// now unusable or no longer naming the Job's time, the Backfill suspended).
-func (p *Plan) adoptUnrecorded(in Input) {
-	own := slices.Clone(in.Own)
-	slices.SortFunc(own, func(a, b OwnJob) int { return a.At.Compare(b.At) })
+// unrecorded returns the Backfill's own Jobs past lastHandledTime, oldest
+// first: made by a sync whose status write was lost (or whose process
+// died), not recorded yet.
+func (p *Plan) unrecorded(own []OwnJob) []OwnJob {
+	var out []OwnJob
 	for _, o := range own {
 		st := &p.Status
-		if o.At.IsZero() || (st.LastHandledTime != nil && !o.At.After(st.LastHandledTime.Time)) || activeHas(st.Active, o.Job.GetUID()) {
-			continue
+		if !o.At.IsZero() && (st.LastHandledTime == nil || o.At.After(st.LastHandledTime.Time)) && !activeHas(st.Active, o.Job.GetUID()) {
+			out = append(out, o)
 		}
-		p.exists(o.At, o.Job, true)
+	}
+	slices.SortFunc(out, func(a, b OwnJob) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// adoptUnrecorded records, in time order, the unrecorded Jobs of own whose
+// times are not among times: a sync creates the times after
+// lastHandledTime in order and stops at the first it cannot create, so
+// those Jobs follow lastHandledTime and recording them skips no time of
+// the schedule they were made under.
+func (p *Plan) adoptUnrecorded(own []OwnJob, times map[time.Time]bool) {
+	for _, o := range p.unrecorded(own) {
+		if !times[o.At] {
+			p.exists(o.At, o.Job, true)
+		}
 	}
 }
 
@@ -257,8 +268,33 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 	// A Backfill being deleted (in the foreground: it waits for its Jobs)
 	// creates nothing more; its Jobs are still counted and released.
 	suspended := ptr.Deref(p.bf.Spec.Suspend, false) || p.bf.DeletionTimestamp != nil
+	// A Job of the Backfill made for a time the schedule no longer names
+	// (it was edited after a lost status write) is recorded where its time
+	// falls among the others, so it neither hangs nor makes a time of the
+	// schedule be skipped.
+	named := make(map[time.Time]bool, len(times))
+	for _, t := range times {
+		named[t] = true
+	}
+	strays := map[time.Time]Job{}
+	for _, o := range p.unrecorded(in.Own) {
+		if !named[o.At] {
+			strays[o.At] = o.Job
+			times = append(times, o.At)
+		}
+	}
+	if len(strays) > 0 {
+		times = slices.SortedFunc(slices.Values(times), time.Time.Compare)
+	}
 	for _, t := range times {
 		if st.LastHandledTime != nil && !t.After(st.LastHandledTime.Time) {
+			continue
+		}
+		if j, ok := strays[t]; ok {
+			if len(p.Creates) > 0 {
+				return
+			}
+			p.exists(t, j, true)
 			continue
 		}
 		name := job.Name(cj.Name, t)
