@@ -501,11 +501,19 @@ func (w *modelWalk) runNowReused(x *modelCJ, name string) bool {
 }
 
 // manualNames are the names the Job of run-now value may have: the name
-// hashes the key of the value handled before it, any the walk has set.
+// hashes the key of the value handled before it, any the walk has set, and
+// the number of the request, at most the number of values the walk set.
 func (w *modelWalk) manualNames(x *modelCJ, value string) []string {
-	out := []string{job.ManualName(x.name, "", value)}
-	for v := range w.runNowSets[x.name] {
-		out = append(out, job.ManualName(x.name, planner.RunNowKey(v), value))
+	var sets int64
+	for _, n := range w.runNowSets[x.name] {
+		sets += int64(n)
+	}
+	var out []string
+	for seq := int64(1); seq <= sets; seq++ {
+		out = append(out, job.ManualName(x.name, "", value, seq))
+		for v := range w.runNowSets[x.name] {
+			out = append(out, job.ManualName(x.name, planner.RunNowKey(v), value, seq))
+		}
 	}
 	return out
 }

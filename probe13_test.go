@@ -461,14 +461,14 @@ func TestProbe13LostCreateLookupFindsAForeignJob(t *testing.T) {
 
 // Oracle change 6 (a run-now value set again is a new request) against
 // the product: the README promises "each change of the value starts one
-// Job ... also a change back to a value used before", and names the Job
-// after the value and the one before it. A -> B -> A -> B: the fourth
-// change has the same (before, value) pair as the second, so its Job name
-// is the second's. That Job is still in the history (the default keeps 3
-// succeeded Jobs), and the sync takes it for "started before its status
-// was written": the fourth request never starts.
+// Job ... also a change back to a value used before". A -> B -> A -> B:
+// the fourth change has the same (before, value) pair as the second, whose
+// Job is still in the history (the default keeps 3 succeeded Jobs). The
+// name once hashed only the pair, so the sync took that Job for "started
+// before its status was written" and the fourth request never started;
+// the request's number (status.runNowCount + 1) in the name tells them
+// apart.
 func TestProbe13RunNowBackAndForthStartsEachTime(t *testing.T) {
-	t.Skip("open: a run-now value changed A→B→A→B names its fourth Job as the second (same previous value, same value); while that Job is in history the fourth request does not start. Needs a handled-values counter in status; see the issue-13 closing note")
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(-50*time.Minute))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
@@ -499,5 +499,13 @@ func TestProbe13RunNowBackAndForthStartsEachTime(t *testing.T) {
 		cacheJob(t, kubeFactory, live)
 		f.clock.Step(2 * time.Minute)
 	}
-	t.Logf("manual Jobs made: %q (name of A->B: %s)", made, job.ManualName("cj", "A", "B"))
+	if got := slices.Compact(slices.Sorted(slices.Values(made))); len(got) != 4 || len(made) != 4 {
+		t.Errorf("manual Jobs made: %q, want four of distinct names", made)
+	}
+	if cj.Status.LastRunNow != "B" || cj.Status.RunNowCount != 4 {
+		t.Errorf("status lastRunNow %q, runNowCount %d: want B, 4", cj.Status.LastRunNow, cj.Status.RunNowCount)
+	}
+	if want := job.ManualName("cj", "A", "B", 4); len(made) == 4 && made[3] != want {
+		t.Errorf("fourth Job %s, want %s (after A, value B, request 4)", made[3], want)
+	}
 }
