@@ -441,12 +441,9 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 	if rec.manual {
 		for _, o := range earlier {
 			if o.manual && o.name == j.Name {
-				if w.runNowReused(x, j.Name) {
-					// The value was set again after another one: a new
-					// request, as the README promises.
-					w.checked("I1 run-now value set again: a new Job")
-					continue
-				}
+				// A value set again after another one is a new request
+				// with a number of its own, so a name of its own: a name
+				// made twice is one request started twice.
 				cat := "I1.run-now-twice"
 				switch {
 				case !o.visible:
@@ -491,21 +488,26 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 	w.checkCalendarStart(x, rec)
 }
 
-func (w *modelWalk) runNowReused(x *modelCJ, name string) bool {
-	for v, n := range w.runNowSets[x.name] {
-		if n > 1 && slices.Contains(w.manualNames(x, v), name) {
-			return true
-		}
+// manualNames are the names the Job of run-now value may have: the name
+// hashes the key of the value handled before it, any the walk has set, and
+// the number of the request, at most the number of values the walk set.
+func (w *modelWalk) manualNames(x *modelCJ, value string) []string {
+	var sets int64
+	for _, n := range w.runNowSets[x.name] {
+		sets += int64(n)
 	}
-	return false
+	var out []string
+	for seq := int64(1); seq <= sets; seq++ {
+		out = append(out, w.manualNamesOf(x, value, seq)...)
+	}
+	return out
 }
 
-// manualNames are the names the Job of run-now value may have: the name
-// hashes the key of the value handled before it, any the walk has set.
-func (w *modelWalk) manualNames(x *modelCJ, value string) []string {
-	out := []string{job.ManualName(x.name, "", value)}
+// manualNamesOf are the names the Job of request seq for value may have.
+func (w *modelWalk) manualNamesOf(x *modelCJ, value string, seq int64) []string {
+	out := []string{job.ManualName(x.name, "", value, seq)}
 	for v := range w.runNowSets[x.name] {
-		out = append(out, job.ManualName(x.name, planner.RunNowKey(v), value))
+		out = append(out, job.ManualName(x.name, planner.RunNowKey(v), value, seq))
 	}
 	return out
 }
@@ -1047,6 +1049,11 @@ func (w *modelWalk) checkRunNow(res *modelSyncResult) {
 		return
 	}
 	names := w.manualNames(x, value)
+	if st := w.srv.cronJobs[x.skey].Status; st.LastRunNow == planner.RunNowKey(value) && st.RunNowCount > 0 {
+		// Handled: by the Job of the request the count numbers, not one
+		// of an earlier request for the same value.
+		names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(w.manualNamesOf(x, value, st.RunNowCount), n) })
+	}
 	for _, j := range x.jobs {
 		if j.manual && slices.Contains(names, j.name) {
 			w.checked("I3 run-now value required to have started")

@@ -309,6 +309,9 @@ type modelWalk struct {
 	// runNowSets counts how often the walk set each run-now value, per
 	// CronJob name.
 	runNowSets map[string]map[string]int
+	// runNowLast are the last two values the walk set, per CronJob name,
+	// the latest last.
+	runNowLast map[string][2]string
 
 	// createdToCheck are Jobs created since the last check.
 	createdToCheck []modelCreatedCheck
@@ -474,6 +477,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 		namings:     map[string]*modelNaming{},
 		foreign:     map[string]bool{},
 		runNowSets:  map[string]map[string]int{},
+		runNowLast:  map[string][2]string{},
 		viol:        map[string]*modelViolation{},
 		counts:      map[string]int{},
 		stats:       map[string]int{},
@@ -1240,6 +1244,11 @@ func (w *modelWalk) runNow(x *modelCJ) {
 		}
 		sort.Strings(vals)
 		value = pick(w.rng, vals)
+	case r < 0.25 && w.runNowLast[x.name][0] != "":
+		// A swing back to the value before (A, B, A, B): the pair of
+		// values repeats, and only the request's number tells the Jobs
+		// apart.
+		value = w.runNowLast[x.name][0]
 	default:
 		value = fmt.Sprintf("v%d", w.step)
 	}
@@ -1255,6 +1264,7 @@ func (w *modelWalk) runNow(x *modelCJ) {
 	})
 	if value != "" {
 		used[value]++
+		w.runNowLast[x.name] = [2]string{w.runNowLast[x.name][1], value}
 	}
 	w.logf("  user sets %s run-now=%q", x.name, value)
 }

@@ -461,14 +461,14 @@ func TestProbe13LostCreateLookupFindsAForeignJob(t *testing.T) {
 
 // Oracle change 6 (a run-now value set again is a new request) against
 // the product: the README promises "each change of the value starts one
-// Job ... also a change back to a value used before", and names the Job
-// after the value and the one before it. A -> B -> A -> B: the fourth
-// change has the same (before, value) pair as the second, so its Job name
-// is the second's. That Job is still in the history (the default keeps 3
-// succeeded Jobs), and the sync takes it for "started before its status
-// was written": the fourth request never starts.
+// Job ... also a change back to a value used before". A -> B -> A -> B:
+// the fourth change has the same (before, value) pair as the second, whose
+// Job is still in the history (the default keeps 3 succeeded Jobs). The
+// name once hashed only the pair, so the sync took that Job for "started
+// before its status was written" and the fourth request never started;
+// the request's number (status.runNowCount + 1) in the name tells them
+// apart.
 func TestProbe13RunNowBackAndForthStartsEachTime(t *testing.T) {
-	t.Skip("open: a run-now value changed A→B→A→B names its fourth Job as the second (same previous value, same value); while that Job is in history the fourth request does not start. Needs a handled-values counter in status; see the issue-13 closing note")
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(-50*time.Minute))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
@@ -499,5 +499,72 @@ func TestProbe13RunNowBackAndForthStartsEachTime(t *testing.T) {
 		cacheJob(t, kubeFactory, live)
 		f.clock.Step(2 * time.Minute)
 	}
-	t.Logf("manual Jobs made: %q (name of A->B: %s)", made, job.ManualName("cj", "A", "B"))
+	if got := slices.Compact(slices.Sorted(slices.Values(made))); len(got) != 4 || len(made) != 4 {
+		t.Errorf("manual Jobs made: %q, want four of distinct names", made)
+	}
+	if cj.Status.LastRunNow != "B" || cj.Status.RunNowCount != 4 {
+		t.Errorf("status lastRunNow %q, runNowCount %d: want B, 4", cj.Status.LastRunNow, cj.Status.RunNowCount)
+	}
+	if want := job.ManualName("cj", "A", "B", 4); len(made) == 4 && made[3] != want {
+		t.Errorf("fourth Job %s, want %s (after A, value B, request 4)", made[3], want)
+	}
+}
+
+// The fourth change of A -> B -> A -> B creates its Job, and the status
+// write recording it is lost (a conflict, then a crash). The restarted
+// controller reads lastRunNow A, runNowCount 3 and run-now B, as before
+// the fourth create: it finds that create's Job (same request, same name,
+// on the chain of unrecorded run-now Jobs) and starts no second one,
+// though the pair (A, B) is the second change's too.
+func TestRunNowRepeatedPairStatusLostAfterCreate(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-50*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	annotate := func(value string) {
+		t.Helper()
+		cj, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: value}
+		if cj, err = f.client.BatchV1().CronJobs("default").Update(ctx, cj, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cacheCronJob(t, cronFactory, cj)
+		f.kubeclient.ClearActions()
+	}
+	for _, value := range []string{"A", "B", "A"} {
+		annotate(value)
+		syncs(t, ctx, f, c, cronFactory)
+		got := created(f)
+		if len(got) != 1 {
+			t.Fatalf("run-now %s: created %q", value, got)
+		}
+		finishJob(t, ctx, f, kubeFactory, got[0])
+		f.clock.Step(2 * time.Minute)
+	}
+	annotate("B")
+	conflictOnStatus(f)
+	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
+		t.Fatalf("want the conflict, got %v", err)
+	}
+	fourth := job.ManualName("cj", "A", "B", 4)
+	if got := created(f); !slices.Equal(got, []string{fourth}) {
+		t.Fatalf("fourth change created %q, want %s", got, fourth)
+	}
+	f.client.ReactionChain = f.client.ReactionChain[1:]
+	f.clock.Step(time.Second)
+	c2, _, _ := restart(t, ctx, f)
+	if _, err := c2.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("after the restart created %q: the fourth request started twice", got)
+	}
+	w := f.writtenStatus()
+	if w == nil || w.Status.LastRunNow != "B" || w.Status.RunNowCount != 4 {
+		t.Errorf("status written %+v, want lastRunNow B, runNowCount 4", w)
+	}
 }

@@ -186,7 +186,7 @@ func TestReviewTakeoverDeferredRunNowJobCacheLags(t *testing.T) {
 		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "a"}
 	})
 	f.cronJob.ResourceVersion = "20"
-	manual := job.NewManual(f.cronJob, "", "a", cronv1.RunNowAnnotation)
+	manual := job.NewManual(f.cronJob, "", "a", cronv1.RunNowAnnotation, 1)
 	manual.UID = "uid-manual"
 	manual.Finalizers = []string{job.RunRecordFinalizer}
 	f.uncachedJobs = []*batchv1.Job{manual}

@@ -59,27 +59,36 @@ func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
 	return j
 }
 
-// ManualName is the name of the Job started for the run-now value that
-// follows the value handled before it (after; "" for none): "-m" and nine
-// base-36 digits of a 64-bit hash of both. Each change of the value gets a
-// name of its own, also back to a value used before, and the name never
-// collides with a scheduled run's (digits only) and fits 63 characters
-// after a 52-character CronJob name.
-func ManualName(cronJobName, after, value string) string {
+// ManualName is the name of the Job started for request number seq of the
+// run-now annotation, value following the value handled before it (after;
+// "" for none): "-m" and nine base-36 digits of a 64-bit hash of the three.
+// The number makes each change of the value a name of its own, also back
+// to a value used before when the value before it repeats too (A, B, A,
+// B); a retried create of the same request gets the same name. seq 0 is
+// the name Jobs got before requests were numbered (a hash of after and
+// value alone). The name never collides with a scheduled run's (digits
+// only) and fits 63 characters after a 52-character CronJob name.
+func ManualName(cronJobName, after, value string, seq int64) string {
 	h := fnv.New64a()
 	h.Write([]byte(after))
 	h.Write([]byte{0})
 	h.Write([]byte(value))
+	if seq != 0 {
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(seq, 10)))
+	}
 	digits := strconv.FormatUint(h.Sum64(), 36)
 	return fmt.Sprintf("%s-m%09s", cronJobName, digits[max(0, len(digits)-9):])
 }
 
-// NewManual builds the Job started by hand for a run-now value following
-// the handled value after; key is the value as status.lastRunNow keeps it.
-func NewManual(cj *cronv1.CronJob, after, value, key string) *batchv1.Job {
-	j := fromTemplate(cj, ManualName(cj.Name, after, value), cronv1.InstantiateAnnotation, Manual)
+// NewManual builds the Job started by hand for request number seq, a
+// run-now value following the handled value after; key is the value as
+// status.lastRunNow keeps it.
+func NewManual(cj *cronv1.CronJob, after, value, key string, seq int64) *batchv1.Job {
+	j := fromTemplate(cj, ManualName(cj.Name, after, value, seq), cronv1.InstantiateAnnotation, Manual)
 	j.Annotations[cronv1.RunNowKeyAnnotation] = key
 	j.Annotations[cronv1.RunNowAfterAnnotation] = after
+	j.Annotations[cronv1.RunNowSeqAnnotation] = strconv.FormatInt(seq, 10)
 	return j
 }
 

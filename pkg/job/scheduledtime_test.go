@@ -73,7 +73,7 @@ func TestUTCWhenNoZone(t *testing.T) {
 
 // A run started by hand has no scheduled time: no annotation, no variable.
 func TestManualJobHasNoScheduledTime(t *testing.T) {
-	j := NewManual(templated(), "", "now", "now")
+	j := NewManual(templated(), "", "now", "now", 1)
 	if _, ok := j.Spec.Template.Annotations[cronv1.ScheduledAtAnnotation]; ok {
 		t.Error("a manual Job's pod has a scheduled time")
 	}

@@ -104,9 +104,11 @@ type Job interface {
 	// Manual reports a Job started by hand (run-now).
 	Manual() bool
 	// RunNow is a manual Job's run-now value and the value handled before
-	// it (as status.lastRunNow keeps them) while the Job holds the
-	// run-record finalizer, that is, while no written status may record it.
-	RunNow() (key, after string, ok bool)
+	// it (as status.lastRunNow keeps them), and the number of its request
+	// (status.runNowCount once handled; 0 on a Job made before requests
+	// were numbered), while the Job holds the run-record finalizer, that
+	// is, while no written status may record it.
+	RunNow() (key, after string, seq int64, ok bool)
 }
 
 // Input is everything a decision depends on.
@@ -163,8 +165,10 @@ type Create struct {
 	// scheduled at Time.
 	Manual bool
 	Time   time.Time
-	// Value is the run-now value a manual Job is for.
+	// Value is the run-now value a manual Job is for, and Seq the number
+	// of its request (status.runNowCount once it is handled).
 	Value string
+	Seq   int64
 }
 
 // What is the run a create is for, in words.
@@ -221,7 +225,7 @@ type Plan struct {
 	priorSched *schedule.Schedule
 	// chain and chainFrom memoise unrecordedRunNow.
 	chain     []Job
-	chainFrom *string
+	chainFrom *runNowState
 	// oneAtATime: the scheduled creates are alternatives (Forbid).
 	oneAtATime bool
 	// scheduledStarted: a scheduled run's Job was reported started.
@@ -411,15 +415,16 @@ func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Re
 // recorded reports whether the written status records j's run.
 func (p *Plan) recorded(j Job, written *cronv1.CronJobStatus) bool {
 	if j.Manual() {
-		if _, _, ok := j.RunNow(); ok {
+		if _, _, _, ok := j.RunNow(); ok {
 			// Unrecorded: on the chain of run-now Jobs after the value
 			// the written status records.
 			return !slices.ContainsFunc(p.unrecordedRunNow(written), func(c Job) bool { return c.GetUID() == j.GetUID() })
 		}
-		// A Job from before the run-now annotations on Jobs.
+		// A Job from before the run-now annotations on Jobs (named before
+		// requests were numbered).
 		value := p.cj.Annotations[cronv1.RunNowAnnotation]
 		return value == "" || RunNowKey(value) == written.LastRunNow ||
-			j.GetName() != job.ManualName(p.cj.Name, written.LastRunNow, value)
+			j.GetName() != job.ManualName(p.cj.Name, written.LastRunNow, value, 0)
 	}
 	at, ok := j.ScheduledAt()
 	return !ok || (written.LastScheduleTime != nil && !at.After(written.LastScheduleTime.Time))
@@ -435,15 +440,29 @@ func (p *Plan) planRunNow(jobs []Job) {
 	// Values handled since the status was last written, their Jobs made
 	// (a crash, a write deferred or failed): the last of them is the
 	// value handled, and the one the next Job's name follows.
-	st.LastRunNow, _ = runNowChain(jobs, st.LastRunNow)
+	st.LastRunNow, st.RunNowCount, _ = runNowChain(jobs, st.LastRunNow, st.RunNowCount)
 	value := p.cj.Annotations[cronv1.RunNowAnnotation]
 	if value == "" || RunNowKey(value) == st.LastRunNow {
 		return
 	}
-	c := Create{Job: job.NewManual(p.cj, st.LastRunNow, value, RunNowKey(value)), Manual: true, Value: value}
-	if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == c.Job.Name }) {
+	seq := st.RunNowCount + 1
+	c := Create{Job: job.NewManual(p.cj, st.LastRunNow, value, RunNowKey(value), seq), Manual: true, Value: value, Seq: seq}
+	// A Job of this request named before requests were numbered, whose
+	// run no written status records: it holds the run-record finalizer
+	// and, made before the run-now annotations, is on no chain. A Job of
+	// an earlier request with the same pair of values has had its
+	// finalizer released (its run recorded), so it is not taken for this
+	// one.
+	legacy := job.ManualName(p.cj.Name, st.LastRunNow, value, 0)
+	if slices.ContainsFunc(jobs, func(j Job) bool {
+		if j.GetName() == c.Job.Name {
+			return true
+		}
+		_, _, _, annotated := j.RunNow()
+		return j.GetName() == legacy && !annotated && j.Manual() && job.HoldsRunRecord(j)
+	}) {
 		// Started before its status was written.
-		st.LastRunNow = RunNowKey(value)
+		st.LastRunNow, st.RunNowCount = RunNowKey(value), seq
 		return
 	}
 	p.Creates = append(p.Creates, c)
@@ -452,31 +471,49 @@ func (p *Plan) planRunNow(jobs []Job) {
 // unrecordedRunNow is runNowChain from written's value, worked out once per
 // plan: pruning and releases ask it for every run-now Job they look at.
 func (p *Plan) unrecordedRunNow(written *cronv1.CronJobStatus) []Job {
-	if p.chainFrom == nil || *p.chainFrom != written.LastRunNow {
-		_, p.chain = runNowChain(p.jobs, written.LastRunNow)
-		p.chainFrom = &written.LastRunNow
+	from := runNowState{written.LastRunNow, written.RunNowCount}
+	if p.chainFrom == nil || *p.chainFrom != from {
+		_, _, p.chain = runNowChain(p.jobs, from.last, from.count)
+		p.chainFrom = &from
 	}
 	return p.chain
 }
 
+// runNowState is what a status says of the run-now values handled.
+type runNowState struct {
+	last  string
+	count int64
+}
+
 // runNowChain follows the run-now Jobs that hold the run-record finalizer
-// from the handled value last: each names the value handled before it, so
-// the Jobs made since a status recorded last form a chain from it. It
-// returns the last value of the chain and its Jobs, in order.
-func runNowChain(jobs []Job, last string) (string, []Job) {
+// from the handled value last, count values handled: each names the value
+// handled before it, so the Jobs made since a status recorded last form a
+// chain from it. A Job whose request number count already covers is
+// recorded (its finalizer not yet released), whatever values it names; of
+// two Jobs that follow the same value (A, B, A, B: both B's follow A) the
+// one of the earlier request comes first. It returns the last value of the
+// chain, the count of values handled with the chain's, and the chain's
+// Jobs, in order. Each Job on it is one more value handled; one with a
+// request number says the count outright. Jobs made before requests were
+// numbered (0) are followed by their values alone, as they were then.
+func runNowChain(jobs []Job, last string, count int64) (string, int64, []Job) {
 	var chain []Job
 	for len(chain) < len(jobs) {
-		i := slices.IndexFunc(jobs, func(j Job) bool {
-			key, after, ok := j.RunNow()
-			return ok && after == last && key != last && !slices.Contains(chain, j)
-		})
-		if i < 0 {
+		next, nextSeq := -1, int64(0)
+		for i, j := range jobs {
+			key, after, seq, ok := j.RunNow()
+			if ok && after == last && key != last && (seq == 0 || seq > count) && !slices.Contains(chain, j) && (next < 0 || seq < nextSeq) {
+				next, nextSeq = i, seq
+			}
+		}
+		if next < 0 {
 			break
 		}
-		chain = append(chain, jobs[i])
-		last, _, _ = jobs[i].RunNow()
+		chain = append(chain, jobs[next])
+		last, _, _, _ = jobs[next].RunNow()
+		count = max(count+1, nextSeq)
 	}
-	return last, chain
+	return last, count, chain
 }
 
 // RunNowKey is what status.lastRunNow keeps of a run-now value: the value,
@@ -932,7 +969,7 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 		st.Active = append(st.Active, job.Ref(j))
 	}
 	if c.Manual {
-		st.LastRunNow = RunNowKey(c.Value)
+		st.LastRunNow, st.RunNowCount = RunNowKey(c.Value), c.Seq
 	} else {
 		p.scheduledStarted = true
 		p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
@@ -958,7 +995,7 @@ func (p *Plan) NotStarted(c Create, why Refusal, detail string) {
 		p.setCondition(cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, detail)
 	}
 	if c.Manual {
-		p.Status.LastRunNow = RunNowKey(c.Value)
+		p.Status.LastRunNow, p.Status.RunNowCount = RunNowKey(c.Value), c.Seq
 		return
 	}
 	p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, string(why),

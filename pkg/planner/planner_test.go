@@ -33,9 +33,11 @@ type fakeJob struct {
 	scheduled         time.Time
 	manual            bool
 	started, complete *metav1.Time
-	// runNowKey and runNowAfter are a manual Job's run-now annotations,
-	// there when hasRunNow (as while it holds the run-record finalizer).
+	// runNowKey, runNowAfter and runNowSeq are a manual Job's run-now
+	// annotations, there when hasRunNow (as while it holds the run-record
+	// finalizer); runNowSeq 0 for a Job made before requests were numbered.
 	runNowKey, runNowAfter string
+	runNowSeq              int64
 	hasRunNow              bool
 }
 
@@ -44,8 +46,8 @@ func (j *fakeJob) StartTime() *metav1.Time            { return j.started }
 func (j *fakeJob) CompletionTime() *metav1.Time       { return j.complete }
 func (j *fakeJob) ScheduledAt() (time.Time, bool)     { return j.scheduled, !j.scheduled.IsZero() }
 func (j *fakeJob) Manual() bool                       { return j.manual }
-func (j *fakeJob) RunNow() (key, after string, ok bool) {
-	return j.runNowKey, j.runNowAfter, j.hasRunNow
+func (j *fakeJob) RunNow() (key, after string, seq int64, ok bool) {
+	return j.runNowKey, j.runNowAfter, j.runNowSeq, j.hasRunNow
 }
 
 // runOf is the Job of the run at t, owned by cj; done finishes it at t+5m.

@@ -19,7 +19,7 @@ import (
 //     the time of the change) and the runs the edit took away
 //     (ScheduleChanged): noting the edit later would bar runs the new
 //     schedule names between the two sightings;
-//   - the run-now value handled.
+//   - the run-now value handled, and how many were.
 //
 // lastScheduleTime goes back to the written one: the Jobs the decision
 // started are still this process's own writes, so the planner adopts them
@@ -30,7 +30,7 @@ func StaleDecision(written, kept *cronv1.CronJobStatus) cronv1.CronJobStatus {
 	st := *written.DeepCopy()
 	st.ResolvedSchedule, st.ResolvedTimeZone = kept.ResolvedSchedule, kept.ResolvedTimeZone
 	st.ScheduleChangeTime = kept.ScheduleChangeTime.DeepCopy()
-	st.LastRunNow = kept.LastRunNow
+	st.LastRunNow, st.RunNowCount = kept.LastRunNow, kept.RunNowCount
 	// An unusable schedule is in force by its condition (see inForce).
 	meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionScheduleValid)
 	if c := meta.FindStatusCondition(kept.Conditions, cronv1.ConditionScheduleValid); c != nil {

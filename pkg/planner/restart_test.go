@@ -25,6 +25,7 @@ func TestStaleDecision(t *testing.T) {
 		LastScheduleTime: &metav1.Time{Time: ten},
 		ResolvedSchedule: "",
 		LastRunNow:       "key",
+		RunNowCount:      7,
 		// The decision pruned the two older entries and saw an edit.
 		PreviousSchedules: []cronv1.PreviousSchedule{prev("0 * * * *", 0)},
 		MissedRuns: []cronv1.MissedRuns{
@@ -37,8 +38,8 @@ func TestStaleDecision(t *testing.T) {
 	if !got.LastScheduleTime.Time.Equal(at(-3 * time.Hour)) {
 		t.Errorf("lastScheduleTime %v, want the written one", got.LastScheduleTime)
 	}
-	if got.ResolvedSchedule != "" || got.LastRunNow != "key" {
-		t.Errorf("resolved %q, lastRunNow %q: want what the decision saw", got.ResolvedSchedule, got.LastRunNow)
+	if got.ResolvedSchedule != "" || got.LastRunNow != "key" || got.RunNowCount != 7 {
+		t.Errorf("resolved %q, lastRunNow %q, runNowCount %d: want what the decision saw", got.ResolvedSchedule, got.LastRunNow, got.RunNowCount)
 	}
 	if c := meta.FindStatusCondition(got.Conditions, cronv1.ConditionScheduleValid); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("ScheduleValid %+v, want the decision's False: an unusable schedule was in force", c)

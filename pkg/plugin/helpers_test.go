@@ -89,7 +89,7 @@ func decide(cj *cronv1.CronJob, now time.Time) *planner.Plan {
 
 // jobOf is a Job cj controls, created at created.
 func jobOf(cj *cronv1.CronJob, name string, created time.Time, opts ...func(*batchv1.Job)) *batchv1.Job {
-	j := job.NewManual(cj, "", "x", "x")
+	j := job.NewManual(cj, "", "x", "x", 1)
 	j.Name = name
 	j.Annotations = map[string]string{}
 	j.CreationTimestamp = metav1.NewTime(created)

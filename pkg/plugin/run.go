@@ -51,14 +51,15 @@ func Run(ctx context.Context, c Clients, w io.Writer, name string) (RunResult, e
 		if _, err := c.Cron.BatchV1().CronJobs(c.Namespace).Patch(ctx, name, types.MergePatchType, patch, patchOptions); err != nil {
 			return err
 		}
-		// The controller names the Job after the value it handled last
-		// and the new one. While an earlier value waits to be handled, the
+		// The controller names the Job after the value it handled last,
+		// the new one and the number of the request (one more than the
+		// values handled). While an earlier value waits to be handled, the
 		// controller may start that one first or go straight to ours.
 		pending, res.Job = "", ""
 		if current != "" && planner.RunNowKey(current) != last {
 			pending = current
 		} else {
-			res.Job = job.ManualName(cj.Name, last, res.Value)
+			res.Job = job.ManualName(cj.Name, last, res.Value, cj.Status.RunNowCount+1)
 		}
 		return nil
 	})

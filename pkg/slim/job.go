@@ -2,6 +2,7 @@ package slim
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,10 +27,12 @@ type Job struct {
 	// job.Manual.
 	scheduledAt time.Time
 	manual      bool
-	// runNowKey and runNowAfter are a manual Job's run-now annotations,
-	// kept while it holds the run-record finalizer; hasRunNow says they
-	// were there.
+	// runNowKey, runNowAfter and runNowSeq are a manual Job's run-now
+	// annotations, kept while it holds the run-record finalizer; hasRunNow
+	// says they were there. runNowSeq is 0 on a Job made before requests
+	// were numbered (or with an unreadable number).
 	runNowKey, runNowAfter   string
+	runNowSeq                int64
 	hasRunNow                bool
 	finished                 batchv1.JobConditionType
 	startTime, completedTime *metav1.Time
@@ -79,6 +82,9 @@ func NewJob(j *batchv1.Job) *Job {
 	if s.manual && job.HoldsRunRecord(j) {
 		s.runNowKey, s.hasRunNow = j.Annotations[cronv1.RunNowKeyAnnotation]
 		s.runNowAfter = j.Annotations[cronv1.RunNowAfterAnnotation]
+		if n, err := strconv.ParseInt(j.Annotations[cronv1.RunNowSeqAnnotation], 10, 64); err == nil && n > 0 {
+			s.runNowSeq = n
+		}
 	}
 	s.finished = job.Finished(j)
 	s.startTime = j.Status.StartTime.DeepCopy()
@@ -102,9 +108,12 @@ func (s *Job) CompletionTime() *metav1.Time { return s.completedTime }
 func (s *Job) ScheduledAt() (time.Time, bool) { return s.scheduledAt, !s.scheduledAt.IsZero() }
 
 // RunNow is a manual Job's run-now value and the value handled before it,
-// as status.lastRunNow keeps them, while the Job holds the run-record
-// finalizer; false otherwise.
-func (s *Job) RunNow() (key, after string, ok bool) { return s.runNowKey, s.runNowAfter, s.hasRunNow }
+// as status.lastRunNow keeps them, and the number of its request (0 when
+// it has none), while the Job holds the run-record finalizer; false
+// otherwise.
+func (s *Job) RunNow() (key, after string, seq int64, ok bool) {
+	return s.runNowKey, s.runNowAfter, s.runNowSeq, s.hasRunNow
+}
 
 // Manual reports whether the Job was started by hand (run-now).
 func (s *Job) Manual() bool { return s.manual }

@@ -170,9 +170,18 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 		t.Error("the cache form changed with the Job it was made from")
 	}
 
-	manual := NewJob(job.NewManual(cj, "", "now", "now"))
+	manualJob := job.NewManual(cj, "before", "now", "now", 7)
+	manual := NewJob(manualJob)
 	if _, ok := manual.ScheduledAt(); ok || !manual.Manual() || manual.Finished() != "" {
 		t.Errorf("a manual run read as scheduled, not manual, or finished: %+v", manual)
+	}
+	if key, after, seq, ok := manual.RunNow(); !ok || key != "now" || after != "before" || seq != 7 {
+		t.Errorf("run-now annotations read as %q, %q, %d, %v", key, after, seq, ok)
+	}
+	unnumbered := manualJob.DeepCopy()
+	delete(unnumbered.Annotations, cronv1.RunNowSeqAnnotation) // made before requests were numbered
+	if _, _, seq, ok := NewJob(unnumbered).RunNow(); !ok || seq != 0 {
+		t.Errorf("a Job without a request number read as %d, %v", seq, ok)
 	}
 
 	unreadable := j.DeepCopy()

@@ -48,8 +48,9 @@ const (
 
 // Annotations and condition types this API defines.
 const (
-	// RunNowAnnotation on a CronJob asks for one Job at once. Each distinct
-	// value runs once; status.lastRunNow records the last value handled.
+	// RunNowAnnotation on a CronJob asks for one Job at once. Each change of
+	// the value runs once; status.lastRunNow records the last value handled
+	// and status.runNowCount how many were.
 	RunNowAnnotation = "batch.tutorial.kubebuilder.io/run-now"
 
 	// InstantiateAnnotation marks a Job started by hand (value "manual").
@@ -61,6 +62,10 @@ const (
 	// follow runs no written status records yet.
 	RunNowKeyAnnotation   = "batch.tutorial.kubebuilder.io/run-now-key"
 	RunNowAfterAnnotation = "batch.tutorial.kubebuilder.io/run-now-after"
+	// RunNowSeqAnnotation, on a Job started by hand, is the number of its
+	// request: status.runNowCount once the request is handled. Jobs made
+	// before it existed have none.
+	RunNowSeqAnnotation = "batch.tutorial.kubebuilder.io/run-now-seq"
 
 	// ScheduledAtAnnotation records, on every Job the controller creates for
 	// a scheduled run and on that Job's pod template, the scheduled time it
@@ -293,6 +298,15 @@ type CronJobStatus struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	LastRunNow string `json:"lastRunNow,omitempty"`
+
+	// RunNowCount is how many run-now values have been handled (started,
+	// or refused for good), lastRunNow being the last of them. It numbers
+	// each request, so a value set back to one used before gets a Job of
+	// its own even when the value before it repeats too (A, B, A, B).
+	// Missing (0) on a status written before the field existed.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RunNowCount int64 `json:"runNowCount,omitempty"`
 
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.

@@ -63,6 +63,12 @@ type CronJobStatusApplyConfiguration struct {
 	// (started, or refused for good). A value longer than 128 characters is
 	// kept as "sha256:" and its hash.
 	LastRunNow *string `json:"lastRunNow,omitempty"`
+	// RunNowCount is how many run-now values have been handled (started,
+	// or refused for good), lastRunNow being the last of them. It numbers
+	// each request, so a value set back to one used before gets a Job of
+	// its own even when the value before it repeats too (A, B, A, B).
+	// Missing (0) on a status written before the field existed.
+	RunNowCount *int64 `json:"runNowCount,omitempty"`
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.
 	MissedRuns []MissedRunsApplyConfiguration `json:"missedRuns,omitempty"`
@@ -171,6 +177,14 @@ func (b *CronJobStatusApplyConfiguration) WithPreviousSchedules(values ...*Previ
 // If called multiple times, the LastRunNow field is set to the value of the last call.
 func (b *CronJobStatusApplyConfiguration) WithLastRunNow(value string) *CronJobStatusApplyConfiguration {
 	b.LastRunNow = &value
+	return b
+}
+
+// WithRunNowCount sets the RunNowCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunNowCount field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithRunNowCount(value int64) *CronJobStatusApplyConfiguration {
+	b.RunNowCount = &value
 	return b
 }
 
