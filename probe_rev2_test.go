@@ -29,7 +29,7 @@ func TestProbeRev2UncontrolledJobOfALiveBackfillReleasedEarly(t *testing.T) {
 	j := backfillJobAt(at(-5*time.Hour), "bf-uid")
 	j.Labels = map[string]string{cronv1.BackfillLabel: "bf"}
 	j.Status.Conditions = nil
-	j.OwnerReferences = nil                        // the edit
+	j.OwnerReferences = nil                       // the edit
 	j.DeletionTimestamp = &metav1.Time{Time: now} // then its TTL
 	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), j)
 	_, ctx := ktesting.NewTestContext(t)
@@ -51,4 +51,3 @@ func TestProbeRev2UncontrolledJobOfALiveBackfillReleasedEarly(t *testing.T) {
 		t.Errorf("the time of %s, whose Job ran, was created again: %v", j.Name, got)
 	}
 }
-
