@@ -81,3 +81,31 @@ func TestProbeRev2ShardedUncontrolledKeyReleases(t *testing.T) {
 		t.Errorf("an uncontrolled Job nobody deleted lost its finalizer: %v", fin)
 	}
 }
+
+// With -shards a Backfill's shard moves away: the Backfill cache drops it
+// before the Job cache drops its Jobs, and a Job event queues it here. The
+// sync runs unheld (no cached Backfill to hold a shard by) and must not
+// release the Jobs of a Backfill that lives on another replica, unrecorded
+// as they may be: the live read says it exists.
+func TestProbeRev2ShardMovedAwayKeepsTheJobs(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	bf := newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1)
+	j := backfillJobAt(at(-5*time.Hour), bf.UID)
+	f := newBackfillFixture(t, now, cj, bf, j)
+	if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(bf); err != nil {
+		t.Fatal(err)
+	}
+	f.c.shards = shard.NewSet(4, testingclock.NewFakeClock(now)) // holds no shard now
+	_, ctx := ktesting.NewTestContext(t)
+	f.c.enqueueController(slim.NewJob(j))
+	for f.c.queue.Len() > 0 {
+		f.c.processNextWorkItem(ctx)
+	}
+	if fin := f.finalizersOf(j.Name); !slices.Contains(fin, backfill.Finalizer) {
+		t.Errorf("the Job of a Backfill on another replica lost its finalizer: %v", fin)
+	}
+	if got := f.createdJobs(); len(got) != 0 {
+		t.Errorf("a replica not holding the Backfill's shard created %v", got)
+	}
+}
