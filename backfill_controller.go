@@ -183,7 +183,8 @@ func indexByCronJobName(obj any) ([]string, error) {
 
 // indexByBackfill is the jobsByBackfill index function. A Job holding
 // backfill.Finalizer that nothing controls (its Backfill was deleted with
-// --cascade=orphan) is indexed under the namespace's uncontrolled key.
+// --cascade=orphan, or its owner reference edited away) is indexed under
+// the Backfill its label names, or the namespace's uncontrolled key.
 func indexByBackfill(obj any) ([]string, error) {
 	j, ok := obj.(metav1.Object)
 	if !ok {
@@ -193,9 +194,20 @@ func indexByBackfill(obj any) ([]string, error) {
 		return []string{j.GetNamespace() + "/" + ref.Name}, nil
 	}
 	if uncontrolled(j) {
-		return []string{uncontrolledKey(j.GetNamespace()).String()}, nil
+		return []string{uncontrolledKeyOf(j).String()}, nil
 	}
 	return nil, nil
+}
+
+// uncontrolledKeyOf is the key an uncontrolled Job is released under: its
+// Backfill's, which must record it first if it still exists, else the
+// namespace's uncontrolled key.
+func uncontrolledKeyOf(j metav1.Object) cache.ObjectName {
+	name := j.GetLabels()[cronv1.BackfillLabel]
+	if sj, ok := j.(*slim.Job); ok {
+		name = sj.Backfill()
+	}
+	return cache.ObjectName{Namespace: j.GetNamespace(), Name: name}
 }
 
 // uncontrolled reports a Job a Backfill made that nothing controls any
@@ -273,7 +285,7 @@ func (c *BackfillController) enqueueController(obj any) {
 	ref := backfillOf(j)
 	if ref == nil {
 		if uncontrolled(j) && j.GetDeletionTimestamp() != nil {
-			c.queue.Add(uncontrolledKey(j.GetNamespace()))
+			c.queue.Add(uncontrolledKeyOf(j))
 		}
 		return
 	}
@@ -446,7 +458,7 @@ func (c *BackfillController) decide(ctx context.Context, bf *cronv1.Backfill, cj
 	}
 	var own []backfill.OwnJob
 	for _, j := range c.holding(cache.MetaObjectToName(bf)) {
-		if backfillOf(j).UID == bf.UID {
+		if ref := backfillOf(j); ref != nil && ref.UID == bf.UID {
 			at, _ := j.ScheduledAt()
 			own = append(own, backfill.OwnJob{Job: j, At: at})
 		}
@@ -462,10 +474,13 @@ func (c *BackfillController) releaseRecorded(ctx context.Context, bf *cronv1.Bac
 	var errs []error
 	orphans := false
 	for _, j := range c.holding(cache.MetaObjectToName(bf)) {
-		if backfillOf(j).UID != bf.UID {
+		ref := backfillOf(j)
+		if ref != nil && ref.UID != bf.UID {
 			orphans = true
 			continue
 		}
+		// Its own, or one its label names that nothing controls any more:
+		// either goes once the status records it.
 		at, _ := j.ScheduledAt()
 		if backfill.Recorded(&bf.Status, j, at) {
 			errs = append(errs, c.release(ctx, j))
@@ -486,7 +501,7 @@ func (c *BackfillController) releaseRecorded(ctx context.Context, bf *cronv1.Bac
 func (c *BackfillController) releaseOrphans(ctx context.Context, key cache.ObjectName, current types.UID) error {
 	var candidates []*slim.Job
 	for _, j := range c.holding(key) {
-		if backfillOf(j).UID != current {
+		if ref := backfillOf(j); ref == nil || ref.UID != current {
 			candidates = append(candidates, j)
 		}
 	}
@@ -504,7 +519,19 @@ func (c *BackfillController) releaseOrphans(ctx context.Context, key cache.Objec
 	}
 	var errs []error
 	for _, j := range candidates {
-		if backfillOf(j).UID != liveUID {
+		ref := backfillOf(j)
+		switch {
+		case ref == nil && liveUID != "":
+			// Nothing controls it, and the Backfill its label names
+			// lives: it goes once that Backfill's status records it.
+			if at, _ := j.ScheduledAt(); backfill.Recorded(&live.Status, j, at) {
+				errs = append(errs, c.release(ctx, j))
+			}
+		case ref == nil:
+			if j.DeletionTimestamp != nil {
+				errs = append(errs, c.release(ctx, j))
+			}
+		case ref.UID != liveUID:
 			errs = append(errs, c.release(ctx, j))
 		}
 	}

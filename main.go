@@ -194,7 +194,7 @@ func run(ctx context.Context, o options) error {
 	// the fence at most: past the fence another replica may lead.
 	var grace time.Duration
 	if o.leaderElect {
-		grace = (o.leaseDuration - o.renewDeadline) / 2
+		grace = leaseGrace(o)
 	}
 	controller, err := NewController(ctx, kubeClient, cronClient,
 		kubeInformerFactory.Batch().V1().Jobs(),
@@ -305,7 +305,9 @@ func registerPerCronJobMetrics(reg prometheus.Registerer, on bool, cronJobs metr
 // shutdown the work stops first and the Lease is released after, so a
 // standby takes over at once and never overlaps with our last writes.
 // Losing the Lease stops the work and is an error: the process exits and is
-// restarted to campaign again.
+// restarted to campaign again. The Lease is then not released: client-go
+// would release it before it ends the work's context, and a standby could
+// lead beside our last syncs; it waits out the lease duration instead.
 func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	namespace := o.leaderElectNamespace
@@ -345,7 +347,7 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, wo
 		LeaseDuration:   o.leaseDuration,
 		RenewDeadline:   o.renewDeadline,
 		RetryPeriod:     o.retryPeriod,
-		ReleaseOnCancel: true,
+		ReleaseOnCancel: false, // released below, once the work has stopped
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leading context.Context) {
 				led.Store(true)
@@ -364,6 +366,10 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, wo
 		return nil
 	}
 	<-done
+	if ctx.Err() != nil {
+		// Shut down: the work has stopped; let a standby take over now.
+		releaseLease(lock, identity, o.renewDeadline, logger)
+	}
 	if workErr != nil {
 		return workErr
 	}
@@ -371,6 +377,26 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, wo
 		return errors.New("lost the leader-election Lease; exiting so the process restarts and campaigns again")
 	}
 	return nil
+}
+
+// releaseLease gives up the Lease if this replica (identity) still holds
+// it, as client-go's release does: no holder, and a lease duration of one
+// second for any reader of the old record.
+func releaseLease(lock *resourcelock.LeaseLock, identity string, timeout time.Duration, logger klog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	rec, _, err := lock.Get(ctx)
+	if err != nil || rec.HolderIdentity != identity {
+		return
+	}
+	now := metav1.Now()
+	if err := lock.Update(ctx, resourcelock.LeaderElectionRecord{
+		LeaderTransitions: rec.LeaderTransitions, LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
+	}); err != nil {
+		logger.Info("Releasing the Lease failed; a standby takes it once it expires", "err", err)
+		return
+	}
+	logger.Info("Released the Lease")
 }
 
 // podNamespace is the namespace of the pod we run in, or default outside a

@@ -13,27 +13,23 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// ProbeRev2: when the leader's renewals fail, the Lease is given up
-// (ReleaseOnCancel) before the workers' context ends: client-go's renew()
-// calls release() and only then returns, and Run cancels the `leading`
-// context after renew returns. The next leader may take the Lease as soon
-// as the release is stored, while this replica's workers still start new
-// syncs (their context is live) and then have the grace on top. The docs
-// (reliability.md) claim a sync "never writes beside the next leader,
-// which cannot take the Lease before the fence has passed".
-func TestProbeRev2LeaseReleasedBeforeWorkersStop(t *testing.T) {
-	t.Skip("FINDING: runAsLeader's ReleaseOnCancel frees the Lease (LeaseDurationSeconds=1, no holder) on renewal failure before the workers' ctx is cancelled; the next leader can lead while this one's syncs still run")
+// When the leader's renewals fail, the work stops before anything gives
+// the Lease up: client-go's ReleaseOnCancel would release it before it
+// ends the work's context, and the next leader could lead while this
+// replica's syncs still run (review 2, branch rev2). Now the Lease is not
+// released on loss at all (the standby waits out the lease duration), and
+// the process reports the loss.
+func TestLeaseNotReleasedBeforeWorkersStop(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	var failRenew atomic.Bool
-	workCtxAtRelease := make(chan error, 1)
+	released := make(chan error, 1)
 	var workCtx atomic.Pointer[context.Context]
 	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		l := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
 		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
-			// The release: the next leader may take the Lease now.
 			if c := workCtx.Load(); c != nil {
 				select {
-				case workCtxAtRelease <- (*c).Err():
+				case released <- (*c).Err():
 				default:
 				}
 			}
@@ -56,39 +52,91 @@ func TestProbeRev2LeaseReleasedBeforeWorkersStop(t *testing.T) {
 		})
 	}()
 	select {
-	case err := <-workCtxAtRelease:
+	case err := <-errc:
 		if err == nil {
-			t.Error("the Lease was released while the workers' context was still live: syncs go on (and new ones start) beside the next leader")
+			t.Error("runAsLeader returned no error after losing the Lease")
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("no release")
+		t.Fatal("the lost Lease did not end runAsLeader")
 	}
-	<-errc
+	select {
+	case err := <-released:
+		t.Errorf("the Lease was released after it was lost (work context then: %v); the standby must wait it out", err)
+	default:
+	}
 }
 
-// ProbeRev2: the grace is (lease duration − renew deadline)/2 (run, in
-// main.go), but a leader notices a lost Lease only when a renewal attempt
-// that began a retry period after its last success has failed for the
-// renew deadline: retry + renew after that success, while a standby may
-// take the Lease a lease duration after it. A sync so goes on until retry +
-// renew + grace; the flags client-go accepts (lease > renew > 1.2·retry)
-// allow that past the lease duration, e.g. 15 s / 10 s / 8 s: 20.5 s. The
-// docs' "cannot take the Lease before the fence has passed" leaves the
-// retry period out; at the defaults the margin is 0.5 s.
-func TestProbeRev2GraceIgnoresTheRetryPeriod(t *testing.T) {
-	t.Skip("FINDING (minor/docs): grace = (lease−renew)/2 ignores the retry period; with accepted flags (15s/10s/8s) a cut sync runs 5.5 s past the moment a standby may lead")
-	for _, tc := range []struct{ lease, renew, retry time.Duration }{
-		{15 * time.Second, 10 * time.Second, 2 * time.Second}, // the defaults
-		{15 * time.Second, 10 * time.Second, 8 * time.Second},
-		{60 * time.Second, 30 * time.Second, 20 * time.Second},
-	} {
-		if !(tc.lease > tc.renew && tc.renew > time.Duration(1.2*float64(tc.retry))) {
-			t.Fatalf("%v: client-go would refuse it", tc)
+// On shutdown the work stops first, then the Lease is released, so a
+// standby takes over at once.
+func TestLeaseReleasedOnShutdownAfterTheWork(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	var workDone atomic.Bool
+	releasedAfterWork := make(chan bool, 1)
+	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		l := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			select {
+			case releasedAfterWork <- workDone.Load():
+			default:
+			}
 		}
-		grace := (tc.lease - tc.renew) / 2 // as run computes it
-		if lastWrite := tc.retry + tc.renew + grace; lastWrite >= tc.lease {
-			t.Errorf("lease %v, renew %v, retry %v: a sync may write until %v after the last renewal, a standby may lead from %v",
-				tc.lease, tc.renew, tc.retry, lastWrite, tc.lease)
+		return false, nil, nil
+	})
+	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "probe",
+		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second}
+	ctx, shutdown := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runAsLeader(ctx, o, client, func(ctx context.Context) error {
+			shutdown()
+			<-ctx.Done()
+			workDone.Store(true)
+			return nil
+		})
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("runAsLeader did not return after shutdown")
+	}
+	select {
+	case after := <-releasedAfterWork:
+		if !after {
+			t.Error("the Lease was released before the work stopped")
+		}
+	default:
+		t.Error("the Lease was not released on shutdown")
+	}
+}
+
+// The grace a sync has after the Lease is lost ends before a standby may
+// lead: a leader notices the loss a retry period and a renew deadline after
+// its last renewal at the latest, a standby may lead a lease duration after
+// it. Flags that leave no such gap are refused.
+func TestLeaseGraceWithinTheFence(t *testing.T) {
+	for _, tc := range []struct {
+		lease, renew, retry time.Duration
+		refused             bool
+	}{
+		{15 * time.Second, 10 * time.Second, 2 * time.Second, false}, // the defaults
+		{6 * time.Second, 4 * time.Second, time.Second, false},       // the e2e tests'
+		{15 * time.Second, 10 * time.Second, 8 * time.Second, true},  // client-go accepts it
+		{60 * time.Second, 30 * time.Second, 20 * time.Second, false},
+	} {
+		o := options{leaderElect: true, leaseDuration: tc.lease, renewDeadline: tc.renew, retryPeriod: tc.retry}
+		if err := validateSharding(o); (err != nil) != tc.refused {
+			t.Errorf("lease %v, renew %v, retry %v: validation %v, want refused %v", tc.lease, tc.renew, tc.retry, err, tc.refused)
+		}
+		if tc.refused {
+			continue
+		}
+		grace := leaseGrace(o)
+		if lastWrite := tc.retry + tc.renew + grace; grace <= 0 || lastWrite >= tc.lease {
+			t.Errorf("lease %v, renew %v, retry %v: grace %v; a sync may write until %v after the last renewal, a standby may lead from %v",
+				tc.lease, tc.renew, tc.retry, grace, lastWrite, tc.lease)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -204,6 +205,17 @@ func validateSharding(o options) error {
 		return fmt.Errorf("-shards and -leader-elect exclude each other: with -shards every replica works its share")
 	case o.shards > 0 && o.renewDeadline >= o.leaseDuration:
 		return fmt.Errorf("-leader-elect-renew-deadline (%v) must be shorter than -leader-elect-lease-duration (%v): the gap fences a replica's writes", o.renewDeadline, o.leaseDuration)
+	case o.leaderElect && leaseGrace(o) <= 0:
+		return fmt.Errorf("-leader-elect-lease-duration (%v) must be longer than -leader-elect-renew-deadline (%v) plus -leader-elect-retry-period (%v): the gap fences the old leader's writes",
+			o.leaseDuration, o.renewDeadline, o.retryPeriod)
 	}
 	return nil
+}
+
+// leaseGrace is how long, under leader election, a sync may go on once the
+// workers' context ends (syncContext): half the fence. A leader notices a
+// lost Lease a retry period and a renew deadline after its last renewal at
+// the latest; a standby may take it a lease duration after that renewal.
+func leaseGrace(o options) time.Duration {
+	return (o.leaseDuration - o.renewDeadline - o.retryPeriod) / 2
 }

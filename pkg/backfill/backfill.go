@@ -9,12 +9,13 @@
 //     time whose name a Job already holds is skipped and counted;
 //   - a time is backfilled only once the CronJob is past it
 //     (planner.SettledUntil: its last started or missed run, or its
-//     creation). A time outside the CronJob's notBefore/notAfter window
+//     creation). The CronJob's planner never starts such a time, so the
+//     two never race for one; later times, the future ones among them,
+//     wait until the CronJob has passed them (run: skipped; missed:
+//     backfilled). A time outside the CronJob's notBefore/notAfter window
 //     waits too: were it backfilled, a later widening of the window would
 //     make the CronJob owe it again, and once the Backfill's Job is gone
-//     nothing would stop a second run; The CronJob's planner never starts such a time, so the two
-//     never race for one; later times, the future ones among them, wait
-//     until the CronJob has passed them (run: skipped; missed: backfilled);
+//     nothing would stop a second run;
 //   - the Jobs are controlled by the Backfill, not the CronJob: the
 //     CronJob's concurrency policy, history limits and status ignore them.
 //     The Backfill's status (lastHandledTime, the counts) is their record,

@@ -17,7 +17,6 @@ import (
 // README says counts such a time, stays 0 and the Completed message says
 // "3 times: 2 created ..., 0 skipped".
 func TestProbeRev2AdoptLosesASkippedTimesCount(t *testing.T) {
-	t.Skip("FINDING: adoptUnrecorded jumps lastHandledTime over a time skipped for a foreign Job (AlreadyExists between two creates); status.skipped undercounts")
 	cj := cronJob(hour(-1), ptr.To(hour(10)))
 	bf := backfillOf(hour(3), hour(6), 3)
 	s4 := scheduledJob(hour(4))

@@ -27,6 +27,9 @@ type Job struct {
 	// job.Manual.
 	scheduledAt time.Time
 	manual      bool
+	// backfill is the Backfill label of a Job holding the backfill-record
+	// finalizer: the Backfill that made it, also once nothing controls it.
+	backfill string
 	// runNowKey, runNowAfter and runNowSeq are a manual Job's run-now
 	// annotations, kept while it holds the run-record finalizer; hasRunNow
 	// says they were there. runNowSeq is 0 on a Job made before requests
@@ -71,9 +74,11 @@ func NewJob(j *batchv1.Job) *Job {
 		}
 		if slices.Contains(j.Finalizers, job.BackfillRecordFinalizer) {
 			// Made by a Backfill (controlled by it, or by nothing once
-			// orphaned): to release the finalizer, the time it was made for.
+			// orphaned): to release the finalizer, the time it was made for
+			// and the Backfill's name.
 			s.Finalizers = slices.Clone(j.Finalizers)
 			s.scheduledAt, _ = job.ScheduledAt(j)
+			s.backfill = j.Labels[cronv1.BackfillLabel]
 		}
 		return s
 	}
@@ -117,6 +122,10 @@ func (s *Job) RunNow() (key, after string, seq int64, ok bool) {
 
 // Manual reports whether the Job was started by hand (run-now).
 func (s *Job) Manual() bool { return s.manual }
+
+// Backfill is the name of the Backfill that made a Job holding the
+// backfill-record finalizer, from its label; "" for other Jobs.
+func (s *Job) Backfill() string { return s.backfill }
 
 func copyRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
 	if refs == nil {
