@@ -26,6 +26,10 @@ const (
 	RoleLabel = "cronjob-controller.io/shard-role"
 	// IndexLabel is the shard a shard Lease is for.
 	IndexLabel = "cronjob-controller.io/shard"
+	// CountLabel is the number of shards (-shards) of the replica that last
+	// wrote a Lease: replicas that split the hash range differently would
+	// work one CronJob at once.
+	CountLabel = "cronjob-controller.io/shard-count"
 )
 
 // Moves counts shard moves by direction; the metrics package plugs in.
@@ -76,6 +80,9 @@ type Manager struct {
 	observed map[string]observation
 	// releasing counts the releases under way.
 	releasing sync.WaitGroup
+	// otherCount is the group's shard count while it differs from ours
+	// (said once per change); 0 otherwise.
+	otherCount int
 }
 
 type observation struct {
@@ -143,6 +150,9 @@ func (m *Manager) Tick(ctx context.Context) error {
 	var errs []error
 	if err := m.renewMember(ctx, leases[m.memberLease()]); err != nil {
 		errs = append(errs, err)
+	}
+	if err := m.checkCount(ctx, leases, now); err != nil {
+		return errors.Join(append(errs, err)...)
 	}
 
 	held, _ := m.Set.Held()
@@ -233,6 +243,49 @@ func (m *Manager) Tick(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// checkCount makes a replica whose shard count differs from the group's
+// work nothing: the group's is the count on the lowest-indexed shard Lease
+// someone holds, so all replicas agree which count wins (during a rolling
+// change of -shards, the old one until its Leases run out). Such a replica
+// drops and releases what it holds and takes nothing.
+func (m *Manager) checkCount(ctx context.Context, leases map[string]*coordinationv1.Lease, now time.Time) error {
+	group, lowest := 0, -1
+	for _, l := range leases {
+		if l.Labels[RoleLabel] != "shard" || m.free(l, now) {
+			continue
+		}
+		i, err1 := strconv.Atoi(l.Labels[IndexLabel])
+		c, err2 := strconv.Atoi(l.Labels[CountLabel])
+		if err1 != nil || err2 != nil || (lowest >= 0 && i >= lowest) {
+			continue
+		}
+		group, lowest = c, i
+	}
+	logger := klog.FromContext(ctx)
+	if group == 0 || group == m.Set.N() {
+		if m.otherCount != 0 {
+			logger.Info("The shard Leases agree with -shards again; taking a share", "shards", m.Set.N())
+			m.otherCount = 0
+		}
+		return nil
+	}
+	if m.otherCount != group {
+		logger.Error(nil, "The other replicas run with another -shards; working nothing until they are gone",
+			"shards", m.Set.N(), "group", group)
+		m.otherCount = group
+	}
+	held, _ := m.Set.Held()
+	for _, i := range held {
+		m.Set.Lose(i)
+		m.Moves.Lost()
+		if l := leases[m.shardLease(i)]; l != nil && ptr.Deref(l.Spec.HolderIdentity, "") == m.Identity {
+			_, _ = m.write(ctx, l, "")
+		}
+	}
+	m.Moves.Held(0)
+	return fmt.Errorf("-shards is %d, the group's Leases say %d", m.Set.N(), group)
+}
+
 // Settle waits for the releases under way.
 func (m *Manager) Settle() { m.releasing.Wait() }
 
@@ -266,6 +319,9 @@ func (m *Manager) share(leases map[string]*coordinationv1.Lease, now time.Time) 
 		if l.Labels[RoleLabel] != "member" || holder == "" || holder == m.Identity || m.free(l, now) {
 			continue
 		}
+		if c, ok := l.Labels[CountLabel]; ok && c != strconv.Itoa(m.Set.N()) {
+			continue // works nothing beside us (checkCount)
+		}
 		members = append(members, holder)
 	}
 	slices.Sort(members)
@@ -290,7 +346,7 @@ func (m *Manager) renewMember(ctx context.Context, l *coordinationv1.Lease) erro
 func (m *Manager) newLease(name, role, index string, now time.Time) *coordinationv1.Lease {
 	l := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Namespace,
-			Labels: map[string]string{GroupLabel: m.Name, RoleLabel: role}},
+			Labels: map[string]string{GroupLabel: m.Name, RoleLabel: role, CountLabel: strconv.Itoa(m.Set.N())}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(m.Identity),
 			LeaseDurationSeconds: ptr.To(int32(m.LeaseDuration.Round(time.Second) / time.Second)),
@@ -314,6 +370,12 @@ func (m *Manager) write(ctx context.Context, l *coordinationv1.Lease, holder str
 		l.Spec.LeaseTransitions = ptr.To(ptr.Deref(l.Spec.LeaseTransitions, 0) + 1)
 	}
 	l.Spec.HolderIdentity = ptr.To(holder)
+	if holder != "" {
+		if l.Labels == nil {
+			l.Labels = map[string]string{}
+		}
+		l.Labels[CountLabel] = strconv.Itoa(m.Set.N())
+	}
 	l.Spec.RenewTime = &now
 	l.Spec.LeaseDurationSeconds = ptr.To(int32(m.LeaseDuration.Round(time.Second) / time.Second))
 	return m.Client.Leases(m.Namespace).Update(ctx, l, metav1.UpdateOptions{})

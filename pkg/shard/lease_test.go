@@ -420,3 +420,34 @@ func uidIn(t *testing.T, i, n int) types.UID {
 	t.Fatalf("no UID in shard %d of %d", i, n)
 	return ""
 }
+
+// A replica started with another -shards than the group's splits the hash
+// range differently: it would work CronJobs another replica works. It
+// works nothing while the group's Leases (the lowest-indexed held one
+// decides) say another count, and takes its share once they are gone.
+func TestManagerRefusesAnotherShardCount(t *testing.T) {
+	f := newFleet(t, 8)
+	f.add()
+	f.add()
+	odd := f.add()
+	odd.m.Set = NewSet(16, f.clock)
+	f.rounds(2 * leaseDuration)
+	if held, _ := odd.m.Set.Held(); len(held) != 0 {
+		t.Errorf("the replica with -shards=16 holds %v beside replicas with 8", held)
+	}
+	total := 0
+	for _, r := range f.replicas[:2] {
+		held, _ := r.m.Set.Held()
+		total += len(held)
+	}
+	if total != 8 {
+		t.Errorf("the replicas with -shards=8 hold %d shards, want all 8", total)
+	}
+	// The group's replicas go (a rolling change of -shards): once their
+	// Leases run out, the new count takes over.
+	f.replicas[0].up, f.replicas[1].up = false, false
+	f.rounds(3 * leaseDuration)
+	if held, _ := odd.m.Set.Held(); len(held) != 16 {
+		t.Errorf("alone, the replica with -shards=16 holds %d shards, want 16", len(held))
+	}
+}
