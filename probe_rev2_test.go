@@ -60,34 +60,6 @@ func TestProbeRev2UncontrolledJobOfALiveBackfillReleasedEarly(t *testing.T) {
 	}
 }
 
-// With -shards the uncontrolled key {namespace, ""} names no Backfill, so
-// no shard holds it: its sync runs unheld and still releases a deleted
-// Job nothing controls (in this replica's cache by its own UID's shard),
-// and leaves one not deleted alone.
-func TestProbeRev2ShardedUncontrolledKeyReleases(t *testing.T) {
-	now := at(10 * time.Minute)
-	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
-	orphaned := backfillJobAt(at(-5*time.Hour), "gone-uid")
-	orphaned.OwnerReferences = nil
-	kept := orphaned.DeepCopy()
-	kept.Name, kept.UID = "not-deleted", "not-deleted-uid"
-	orphaned.DeletionTimestamp = &metav1.Time{Time: now}
-	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), orphaned, kept)
-	f.c.shards = shard.NewSet(4, testingclock.NewFakeClock(now)) // holds no shard
-	_, ctx := ktesting.NewTestContext(t)
-	f.c.enqueueController(slim.NewJob(orphaned))
-	f.c.enqueueController(slim.NewJob(kept))
-	for f.c.queue.Len() > 0 {
-		f.c.processNextWorkItem(ctx)
-	}
-	if fin := f.finalizersOf(orphaned.Name); slices.Contains(fin, backfill.Finalizer) {
-		t.Errorf("the deleted uncontrolled Job still holds %v under -shards", fin)
-	}
-	if fin := f.finalizersOf(kept.Name); !slices.Contains(fin, backfill.Finalizer) {
-		t.Errorf("an uncontrolled Job nobody deleted lost its finalizer: %v", fin)
-	}
-}
-
 // With -shards a Backfill's shard moves away: the Backfill cache drops it
 // before the Job cache drops its Jobs, and a Job event queues it here. The
 // sync runs unheld (no cached Backfill to hold a shard by) and must not

@@ -14,9 +14,11 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -31,37 +33,53 @@ var backfillKey = cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf
 // and no Backfill will record it: deleted later (its TTL, by hand), its
 // finalizer must go. (A finding of the review: it hung in Terminating.)
 func TestBackfillOrphanCascadeJobIsReleased(t *testing.T) {
-	now := at(10 * time.Minute)
-	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
-	held := backfillJobAt(at(-5*time.Hour), "bf-uid")
-	held.Labels = map[string]string{cronv1.BackfillLabel: "bf"}
-	orphaned := held.DeepCopy()
-	orphaned.OwnerReferences = nil // the garbage collector's orphan step
-	kept := orphaned.DeepCopy()
-	kept.Name, kept.UID = "not-deleted", "not-deleted-uid"
-	orphaned.DeletionTimestamp = &metav1.Time{Time: now} // then its TTL
-	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), orphaned, kept)
-	if err := f.client.Tracker().Delete(cronv1.SchemeGroupVersion.WithResource("backfills"), metav1.NamespaceDefault, "bf"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(newBackfill(at(0), at(0), 1)); err != nil {
-		t.Fatal(err)
-	}
-	// The Job update event (deletion timestamp set) queues its release.
-	_, ctx := ktesting.NewTestContext(t)
-	f.c.enqueueController(slim.NewJob(orphaned))
-	f.c.enqueueController(slim.NewJob(kept))
-	if f.c.queue.Len() == 0 {
-		t.Fatal("the delete of an uncontrolled Job holding backfill-record queued nothing")
-	}
-	for f.c.queue.Len() > 0 {
-		f.c.processNextWorkItem(ctx)
-	}
-	if fin := f.finalizersOf(orphaned.Name); slices.Contains(fin, backfill.Finalizer) {
-		t.Errorf("the orphaned Job still holds %v after its Backfill is gone", fin)
-	}
-	if fin := f.finalizersOf(kept.Name); !slices.Contains(fin, backfill.Finalizer) {
-		t.Errorf("an orphaned Job nobody deleted lost its finalizer: %v", fin)
+	for _, tc := range []struct {
+		name    string
+		label   bool // the Job names its Backfill in its label
+		sharded bool // with -shards, holding no shard: the release runs unheld
+	}{
+		{name: "labelled", label: true},
+		{name: "no label"},
+		{name: "no label, sharded", sharded: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := at(10 * time.Minute)
+			cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+			orphaned := backfillJobAt(at(-5*time.Hour), "bf-uid")
+			if tc.label {
+				orphaned.Labels = map[string]string{cronv1.BackfillLabel: "bf"}
+			}
+			orphaned.OwnerReferences = nil // the garbage collector's orphan step
+			kept := orphaned.DeepCopy()
+			kept.Name, kept.UID = "not-deleted", "not-deleted-uid"
+			orphaned.DeletionTimestamp = &metav1.Time{Time: now} // then its TTL
+			f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), orphaned, kept)
+			if err := f.client.Tracker().Delete(cronv1.SchemeGroupVersion.WithResource("backfills"), metav1.NamespaceDefault, "bf"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(newBackfill(at(0), at(0), 1)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.sharded {
+				f.c.shards = shard.NewSet(4, testingclock.NewFakeClock(now))
+			}
+			// The Job update event (deletion timestamp set) queues its release.
+			_, ctx := ktesting.NewTestContext(t)
+			f.c.enqueueController(slim.NewJob(orphaned))
+			f.c.enqueueController(slim.NewJob(kept))
+			if f.c.queue.Len() == 0 {
+				t.Fatal("the delete of an uncontrolled Job holding backfill-record queued nothing")
+			}
+			for f.c.queue.Len() > 0 {
+				f.c.processNextWorkItem(ctx)
+			}
+			if fin := f.finalizersOf(orphaned.Name); slices.Contains(fin, backfill.Finalizer) {
+				t.Errorf("the orphaned Job still holds %v after its Backfill is gone", fin)
+			}
+			if fin := f.finalizersOf(kept.Name); !slices.Contains(fin, backfill.Finalizer) {
+				t.Errorf("an orphaned Job nobody deleted lost its finalizer: %v", fin)
+			}
+		})
 	}
 }
 
