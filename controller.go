@@ -299,11 +299,16 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	for range workers {
 		wg.Go(func() { c.runWorker(ctx) })
 	}
+	// The last writes, the workers' items and the flush, are bounded as
+	// one sync is: under leader election by the lease grace from the
+	// moment ctx ends (the Lease may be lost).
+	lastWrites, cancel := syncContext(ctx, c.leaseGrace, c.clock)
+	defer cancel()
 	<-ctx.Done()
 	logger.Info("Shutting down: waiting for workers to finish their items")
 	c.queue.ShutDown()
 	wg.Wait()
-	c.flushDeferred(ctx)
+	c.flushDeferred(lastWrites)
 	logger.Info("Workers stopped")
 	return nil
 }
@@ -948,10 +953,12 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 }
 
 // flushDeferred writes the statuses still deferred when the workers stop,
-// so a clean shutdown leaves every Job it created recorded. (After a crash
-// the next leader reads those runs off the Jobs' scheduled-at annotations.)
+// so a clean shutdown leaves every Job it created recorded. (After a crash,
+// or past the lease grace, the next leader reads those runs off the Jobs'
+// scheduled-at annotations.) ctx must still be live: Run's ends with the
+// lease grace.
 func (c *Controller) flushDeferred(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for key, d := range c.deferred.Drain() {
 		cj, err := c.cachedCronJob(ctx, key)

@@ -363,6 +363,9 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, wo
 		},
 	})
 	if !led.Load() {
+		// Shut down while campaigning; the Lease may have been acquired
+		// just before the work could start.
+		releaseLease(lock, identity, o.renewDeadline, logger)
 		return nil
 	}
 	<-done
