@@ -302,7 +302,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	// The last writes, the workers' items and the flush, are bounded as
 	// one sync is: under leader election by the lease grace from the
 	// moment ctx ends (the Lease may be lost).
-	lastWrites, cancel := syncContext(ctx, c.leaseGrace, c.clock)
+	lastWrites, cancel := graceContext(ctx, c.leaseGrace, c.clock)
 	defer cancel()
 	<-ctx.Done()
 	logger.Info("Shutting down: waiting for workers to finish their items")

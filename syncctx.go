@@ -7,17 +7,15 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// syncContext is the context one sync runs in, bounded by syncTimeout. It
-// outlives ctx, the workers' context, so the item in hand is finished when
-// shutdown begins; but when grace > 0, for grace at most after ctx ends.
-// Under leader election ctx also ends when the Lease is lost, and once the
-// fence has passed (the lease duration minus the renew deadline) another
-// replica may lead: a sync still writing then would work beside it.
+// graceContext outlives ctx, but when grace > 0 by grace at most, counted
+// from the moment ctx ends. Under leader election ctx also ends when the
+// Lease is lost, and once the fence has passed (see leaseGrace) another
+// replica may lead: a write still in flight then would be beside it.
 // Cutting a sync short is safe: every step is safe to crash after.
-func syncContext(ctx context.Context, grace time.Duration, clk clock.Clock) (context.Context, context.CancelFunc) {
-	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+func graceContext(ctx context.Context, grace time.Duration, clk clock.Clock) (context.Context, context.CancelFunc) {
+	g, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if grace <= 0 {
-		return syncCtx, cancel
+		return g, cancel
 	}
 	stop := context.AfterFunc(ctx, func() {
 		t := clk.NewTimer(grace)
@@ -25,8 +23,17 @@ func syncContext(ctx context.Context, grace time.Duration, clk clock.Clock) (con
 		select {
 		case <-t.C():
 			cancel()
-		case <-syncCtx.Done():
+		case <-g.Done():
 		}
 	})
-	return syncCtx, func() { stop(); cancel() }
+	return g, func() { stop(); cancel() }
+}
+
+// syncContext is the context one sync runs in: a graceContext, so the item
+// in hand is finished when shutdown begins (within the grace under leader
+// election), bounded by syncTimeout from now.
+func syncContext(ctx context.Context, grace time.Duration, clk clock.Clock) (context.Context, context.CancelFunc) {
+	g, stop := graceContext(ctx, grace, clk)
+	syncCtx, cancel := context.WithTimeout(g, syncTimeout)
+	return syncCtx, func() { cancel(); stop() }
 }

@@ -49,3 +49,35 @@ func TestSyncContextWithoutGraceOutlivesShutdown(t *testing.T) {
 		t.Errorf("the sync ended with the workers' context: %v", syncCtx.Err())
 	}
 }
+
+// The context of the last writes at shutdown (Run's flush) is made when
+// the workers start: however long the controller runs before ctx ends, it
+// is still live then, and ends only the grace after. (It was a
+// syncContext, whose one-minute timeout ran from the start: the flush of
+// a controller up for more than a minute wrote nothing.)
+func TestGraceContextOutlivesAnyRunBeforeItsParentEnds(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	lease, lost := context.WithCancel(context.Background())
+	g, cancel := graceContext(lease, 2*time.Second, clk)
+	defer cancel()
+	if _, ok := g.Deadline(); ok {
+		t.Fatal("the grace context has a deadline before its parent ends")
+	}
+	clk.Step(24 * time.Hour)
+	if g.Err() != nil {
+		t.Fatal("the grace context ended while its parent was live")
+	}
+	lost()
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	if g.Err() != nil {
+		t.Fatal("the grace context ended at once with its parent")
+	}
+	clk.Step(2 * time.Second)
+	select {
+	case <-g.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the grace context outlived its parent by more than the grace")
+	}
+}
