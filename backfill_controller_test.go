@@ -59,24 +59,7 @@ func newBackfillFixture(t *testing.T, now time.Time, cj *cronv1.CronJob, bf *cro
 		cronObjects = append(cronObjects, cj.DeepCopy())
 	}
 	f.client = fake.NewClientset(cronObjects...)
-	f.kubeFactory = kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
-	f.cronFactory = informers.NewSharedInformerFactory(f.client, 0)
-	_, ctx := ktesting.NewTestContext(t)
-	// NewController sets the slim transforms the Backfill controller's
-	// caches are read in.
-	cronJobs, err := NewController(ctx, f.kubeclient, f.client, f.kubeFactory.Batch().V1().Jobs(),
-		f.cronFactory.Batch().V1().CronJobs(), testingclock.NewFakeClock(now), WithEventRecorder(f.recorder))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cronJobs.queue.ShutDown)
-	c, err := NewBackfillController(ctx, control.NewJobs(f.kubeclient), f.client, f.kubeFactory.Batch().V1().Jobs(),
-		f.cronFactory.Batch().V1().CronJobs(), f.cronFactory.Batch().V1().Backfills(), f.recorder, testingclock.NewFakeClock(now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.queue.ShutDown)
-	f.c = c
+	f.c, f.kubeFactory, f.cronFactory = newBackfillControllerOn(t, f.kubeclient, f.client, now, f.recorder)
 	for _, j := range jobs {
 		cacheJob(t, f.kubeFactory, j)
 	}
@@ -85,6 +68,31 @@ func newBackfillFixture(t *testing.T, now time.Time, cj *cronv1.CronJob, bf *cro
 	}
 	f.cacheBackfill(bf)
 	return f
+}
+
+// newBackfillControllerOn is a Backfill controller on these clients, with
+// informer factories of its own (filled by hand, never started).
+func newBackfillControllerOn(t *testing.T, kubeclient *k8sfake.Clientset, client *fake.Clientset, now time.Time,
+	recorder record.EventRecorder) (*BackfillController, kubeinformers.SharedInformerFactory, informers.SharedInformerFactory) {
+	t.Helper()
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kubeclient, 0)
+	cronFactory := informers.NewSharedInformerFactory(client, 0)
+	_, ctx := ktesting.NewTestContext(t)
+	// NewController sets the slim transforms the Backfill controller's
+	// caches are read in.
+	cronJobs, err := NewController(ctx, kubeclient, client, kubeFactory.Batch().V1().Jobs(),
+		cronFactory.Batch().V1().CronJobs(), testingclock.NewFakeClock(now), WithEventRecorder(recorder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cronJobs.queue.ShutDown)
+	c, err := NewBackfillController(ctx, control.NewJobs(kubeclient), client, kubeFactory.Batch().V1().Jobs(),
+		cronFactory.Batch().V1().CronJobs(), cronFactory.Batch().V1().Backfills(), recorder, testingclock.NewFakeClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.queue.ShutDown)
+	return c, kubeFactory, cronFactory
 }
 
 func (f *backfillFixture) cacheBackfill(bf *cronv1.Backfill) {

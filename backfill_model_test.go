@@ -22,11 +22,8 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2/ktesting"
-	testingclock "k8s.io/utils/clock/testing"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
@@ -172,24 +169,8 @@ type bfReplica struct {
 }
 
 func (w *bfWorld) newReplica() *bfReplica {
-	r := &bfReplica{
-		kubeFactory: kubeinformers.NewSharedInformerFactory(w.kubeclient, 0),
-		cronFactory: informers.NewSharedInformerFactory(w.client, 0),
-	}
-	_, ctx := ktesting.NewTestContext(w.t)
-	recorder := record.NewFakeRecorder(10000)
-	cronJobs, err := NewController(ctx, w.kubeclient, w.client, r.kubeFactory.Batch().V1().Jobs(),
-		r.cronFactory.Batch().V1().CronJobs(), testingclock.NewFakeClock(w.now), WithEventRecorder(recorder))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(cronJobs.queue.ShutDown)
-	r.c, err = NewBackfillController(ctx, control.NewJobs(w.kubeclient), w.client, r.kubeFactory.Batch().V1().Jobs(),
-		r.cronFactory.Batch().V1().CronJobs(), r.cronFactory.Batch().V1().Backfills(), recorder, testingclock.NewFakeClock(w.now))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(r.c.queue.ShutDown)
+	r := &bfReplica{}
+	r.c, r.kubeFactory, r.cronFactory = newBackfillControllerOn(w.t, w.kubeclient, w.client, w.now, record.NewFakeRecorder(10000))
 	cacheCronJob(w.t, r.cronFactory, w.cj)
 	return r
 }
