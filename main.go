@@ -142,7 +142,7 @@ func run(ctx context.Context, o options) error {
 	if o.workers < 1 {
 		return fmt.Errorf("-workers must be at least 1, not %d", o.workers)
 	}
-	if err := validateSharding(o); err != nil {
+	if err := validateLeaseFlags(o); err != nil {
 		return err
 	}
 	// Before any client or queue exists: client-go binds its metrics then.

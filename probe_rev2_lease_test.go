@@ -127,7 +127,7 @@ func TestLeaseGraceWithinTheFence(t *testing.T) {
 		{60 * time.Second, 30 * time.Second, 20 * time.Second, false},
 	} {
 		o := options{leaderElect: true, leaseDuration: tc.lease, renewDeadline: tc.renew, retryPeriod: tc.retry}
-		if err := validateSharding(o); (err != nil) != tc.refused {
+		if err := validateLeaseFlags(o); (err != nil) != tc.refused {
 			t.Errorf("lease %v, renew %v, retry %v: validation %v, want refused %v", tc.lease, tc.renew, tc.retry, err, tc.refused)
 		}
 		if tc.refused {

@@ -85,8 +85,8 @@ func TestValidateSharding(t *testing.T) {
 		{"with leader election", options{shards: 32, leaderElect: true, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second}, true},
 		{"renew deadline not shorter than the lease", options{shards: 32, leaseDuration: 10 * time.Second, renewDeadline: 10 * time.Second}, true},
 	} {
-		if err := validateSharding(tc.o); (err != nil) != tc.wantErr {
-			t.Errorf("%s: validateSharding = %v, want error %v", tc.name, err, tc.wantErr)
+		if err := validateLeaseFlags(tc.o); (err != nil) != tc.wantErr {
+			t.Errorf("%s: validateLeaseFlags = %v, want error %v", tc.name, err, tc.wantErr)
 		}
 	}
 }

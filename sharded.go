@@ -197,7 +197,9 @@ func runSharded(ctx context.Context, o options, client kubernetes.Interface, set
 	return err
 }
 
-func validateSharding(o options) error {
+// validateLeaseFlags refuses -shards and leader-election flags that
+// leave no fence between an old holder's last writes and a new holder.
+func validateLeaseFlags(o options) error {
 	switch {
 	case o.shards < 0:
 		return fmt.Errorf("-shards must be 0 (off) or more, not %d", o.shards)
