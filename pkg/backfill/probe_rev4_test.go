@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-
 )
 
 // Review rev4. A stray is a Job of the Backfill made for a time of the
@@ -64,4 +63,3 @@ func TestProbeRev4StrayIgnoresMaxConcurrent(t *testing.T) {
 		t.Errorf("with maxConcurrent 1 and the stray of 03:30 running, the sync creates %v", createdTimes(p))
 	}
 }
-
