@@ -170,6 +170,11 @@ func Decide(in Input) *Plan {
 	if len(times) > 0 {
 		p.last = times[len(times)-1]
 	}
+	if bf.DeletionTimestamp != nil {
+		// Being deleted, it creates nothing more: every Job it made is
+		// recorded now, so its finalizer can go and the delete finish.
+		p.adoptUnrecorded(in.Own, nil)
+	}
 	p.walk(in, cj, sched, times)
 	p.conclude(cj)
 	return p
@@ -306,11 +311,24 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 			p.exists(t, j, ours(j, p.bf))
 			continue
 		}
-		if suspended || len(st.Active)+len(p.Creates) >= limit || t.After(settled) || t.After(in.Now) {
+		if suspended || len(st.Active)+len(p.Creates)+runningAfter(strays, t) >= limit || t.After(settled) || t.After(in.Now) {
 			return
 		}
 		p.Creates = append(p.Creates, Create{Job: p.newJob(cj, sched, t), Time: t})
 	}
+}
+
+// runningAfter counts the strays after t still running: not recorded yet
+// (so not in status.active), they run all the same and count against
+// maxConcurrent.
+func runningAfter(strays map[time.Time]Job, t time.Time) int {
+	n := 0
+	for at, j := range strays {
+		if at.After(t) && j.Finished() == "" && j.GetDeletionTimestamp() == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // newJob is the CronJob's Job for t, as its planner would make it, but

@@ -27,7 +27,6 @@ func strayJob(at time.Time, finished batchv1.JobConditionType) *testJob {
 // that records it, and the Backfill waits (foregroundDeletion) for the Job.
 // Both stay in Terminating forever.
 func TestProbeRev4ForegroundDeleteStrandsAStray(t *testing.T) {
-	t.Skip("FINDING: a Backfill deleted in the foreground (or suspended) never records a stray Job behind an unhandled named time: the stray's finalizer never goes, and the Backfill and Job hang in Terminating")
 	cj := cronJob(hour(-1), ptr.To(hour(10)))
 	bf := backfillOf(hour(3), hour(6), 1)
 	bf.DeletionTimestamp = &metav1.Time{Time: hour(11)}
@@ -53,7 +52,6 @@ func TestProbeRev4ForegroundDeleteStrandsAStray(t *testing.T) {
 // The stray is still running, but it is not in status.active, so the walk
 // creates 03:00 beside it: two Jobs of a Backfill with maxConcurrent 1.
 func TestProbeRev4StrayIgnoresMaxConcurrent(t *testing.T) {
-	t.Skip("FINDING: a running stray Job (unrecorded, its time no longer named) is not counted against maxConcurrent: the walk creates an earlier named time beside it")
 	cj := cronJob(hour(-1), ptr.To(hour(10)))
 	bf := backfillOf(hour(3), hour(6), 1)
 	stray := strayJob(hour(3).Add(30*time.Minute), "")
