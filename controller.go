@@ -95,6 +95,9 @@ type Controller struct {
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
 	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
+	// heldEvents are the Events of syncs whose status write was deferred,
+	// recorded once the queue drains; see report.
+	heldEvents heldEvents
 
 	// queue holds the CronJobs to sync; a CronJob waits in it (AddAfter)
 	// until its next scheduled time, so nothing polls.
@@ -349,6 +352,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	start := time.Now()
 	requeueAfter, err := c.syncHandler(syncCtx, key)
 	metrics.SyncDuration.Observe(time.Since(start).Seconds())
+	if c.queue.Len() == 0 {
+		c.recordHeldEvents() // the burst is over
+	}
 	if err != nil {
 		metrics.SyncErrors.Inc()
 	}
@@ -647,14 +653,15 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
 	applyErr = errors.Join(orphanErr, applyErr)
-	c.report(v.cronJob, plan)
+	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown()
+	c.report(v.cronJob, plan, burst)
 
 	cj := v.cronJob
 	cj.Status = plan.Status
 	if equality.Semantic.DeepEqual(v.written, cj.Status) {
 		return wake(), applyErr
 	}
-	if started && c.queue.Len() > 0 && !c.queue.ShuttingDown() {
+	if burst {
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
 		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		c.queue.Add(key)
@@ -923,9 +930,75 @@ func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 }
 
 // report emits the plan's Events.
-func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan) {
+//
+// In a burst (hold: the sync started a Job while other CronJobs wait in the
+// queue) the Events wait with the status write: each is a write on the API
+// server like a Job's create, and the creates go first. They are recorded
+// once the queue drains (recordHeldEvents), at the latest when the workers
+// stop.
+func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
+	if hold && c.heldEvents.hold(cj, plan.Events) {
+		return
+	}
 	for _, e := range plan.Events {
 		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
+	}
+}
+
+// maxHeldEvents bounds the Events held in a burst; past it they are
+// recorded at once (the broadcaster's own queue then paces them).
+const maxHeldEvents = 100_000
+
+// heldEvents holds Events for later. It is safe for concurrent use.
+type heldEvents struct {
+	mu     sync.Mutex
+	events []heldEvent
+}
+
+type heldEvent struct {
+	// about is a reference, not the CronJob: a burst holds thousands.
+	about *corev1.ObjectReference
+	event planner.Event
+}
+
+// hold keeps events about cj and says whether it did.
+func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.events)+len(events) > maxHeldEvents {
+		return false
+	}
+	if len(events) == 0 {
+		return true
+	}
+	about := cronJobRef(cj)
+	for _, e := range events {
+		h.events = append(h.events, heldEvent{about: about, event: e})
+	}
+	return true
+}
+
+// take returns the held Events, oldest first, and forgets them.
+func (h *heldEvents) take() []heldEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.events
+	h.events = nil
+	return out
+}
+
+// cronJobRef is what an Event about cj names.
+func cronJobRef(cj *cronv1.CronJob) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob",
+		Namespace: cj.Namespace, Name: cj.Name, UID: cj.UID, ResourceVersion: cj.ResourceVersion,
+	}
+}
+
+// recordHeldEvents records the Events held in a burst.
+func (c *Controller) recordHeldEvents() {
+	for _, h := range c.heldEvents.take() {
+		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
 	}
 }
 
@@ -958,6 +1031,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 // scheduled-at annotations.) ctx must still be live: Run's ends with the
 // lease grace.
 func (c *Controller) flushDeferred(ctx context.Context) {
+	c.recordHeldEvents() // the broadcaster writes them on its own time
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for key, d := range c.deferred.Drain() {

@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,9 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/reference"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
@@ -1395,6 +1398,8 @@ func TestStatusWriteWaitsBehindQueuedCronJobs(t *testing.T) {
 	if cond := meta.FindStatusCondition(st.Conditions, cronv1.ConditionLastRunStarted); cond == nil || cond.Status != metav1.ConditionTrue {
 		t.Errorf("LastRunStarted = %+v, want True", cond)
 	}
+	// Its Event waits for the queue to drain (TestEventsWaitBehindQueuedCronJobs).
+	c.recordHeldEvents()
 	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
 		t.Errorf("events %q, want one SuccessfulCreate", got)
 	}
@@ -1477,5 +1482,71 @@ func TestDeferredStatusFlushedAtShutdown(t *testing.T) {
 	st := f.writtenStatus()
 	if st == nil || len(st.Status.Active) != 1 || st.Status.Active[0].Name != jobName(topOfHour) {
 		t.Fatalf("flushed status = %+v, want the new Job active", st)
+	}
+}
+
+// In a burst an Event is a write like a Job's create: the Events of a sync
+// whose status write waits behind the queue wait with it, and are recorded
+// once the queue drains, never dropped.
+func TestEventsWaitBehindQueuedCronJobs(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	c.queue.Add(key)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+
+	c.processNextWorkItem(ctx) // creates the Job, defers the status
+	if f.writtenStatus() != nil {
+		t.Fatal("status written at once; the case tests nothing")
+	}
+	if got := f.events(); len(got) > 0 {
+		t.Errorf("events %q recorded while CronJobs wait in the queue, want none yet", got)
+	}
+	c.processNextWorkItem(ctx) // the other CronJob; this one is queued behind it
+	if got := f.events(); len(got) > 0 {
+		t.Errorf("events %q recorded while this CronJob waits in the queue, want none yet", got)
+	}
+	c.processNextWorkItem(ctx) // writes the status; the queue is empty
+	if f.writtenStatus() == nil {
+		t.Fatal("deferred status not written")
+	}
+	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
+		t.Errorf("events %q once the queue drained, want one SuccessfulCreate", got)
+	}
+}
+
+// Events still held when the workers stop are recorded before Run returns.
+func TestHeldEventsRecordedAtShutdown(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.events(); len(got) > 0 {
+		t.Fatalf("events %q recorded at once; the case tests nothing", got)
+	}
+	c.flushDeferred(ctx)
+	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
+		t.Errorf("events %q after the shutdown flush, want one SuccessfulCreate", got)
+	}
+}
+
+// A held Event names its CronJob as one recorded at once does.
+func TestHeldEventNamesTheCronJob(t *testing.T) {
+	cj := newCronJob()
+	cj.ResourceVersion = "7"
+	cj.TypeMeta = metav1.TypeMeta{} // as the cache's copies come
+	want, err := reference.GetReference(scheme.Scheme, cj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cronJobRef(cj); !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("held Event names %+v, want %+v", got, want)
 	}
 }
