@@ -22,6 +22,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -97,7 +98,7 @@ type Controller struct {
 	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
 	// heldEvents are the Events of syncs whose status write was deferred,
 	// recorded once the queue drains; see report.
-	heldEvents heldEvents
+	heldEvents *heldEvents
 
 	// queue holds the CronJobs to sync; a CronJob waits in it (AddAfter)
 	// until its next scheduled time, so nothing polls.
@@ -183,6 +184,7 @@ func NewController(
 		orphans:         newOrphans(),
 		calendarCache:   planner.NewCalendarCache(),
 		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
+		heldEvents:      newHeldEvents(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
@@ -302,6 +304,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	for range workers {
 		wg.Go(func() { c.runWorker(ctx) })
 	}
+	wg.Go(func() { c.feedHeldEvents(ctx) })
 	// The last writes, the workers' items and the flush, are bounded as
 	// one sync is: under leader election by the lease grace from the
 	// moment ctx ends (the Lease may be lost).
@@ -353,7 +356,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	requeueAfter, err := c.syncHandler(syncCtx, key)
 	metrics.SyncDuration.Observe(time.Since(start).Seconds())
 	if c.queue.Len() == 0 {
-		c.recordHeldEvents() // the burst is over
+		c.heldEvents.drained() // the burst is over
 	}
 	if err != nil {
 		metrics.SyncErrors.Inc()
@@ -934,7 +937,7 @@ func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 // In a burst (hold: the sync started a Job while other CronJobs wait in the
 // queue) the Events wait with the status write: each is a write on the API
 // server like a Job's create, and the creates go first. They are recorded
-// once the queue drains (recordHeldEvents), at the latest when the workers
+// once the queue drains, paced (feedHeldEvents), at the latest when the workers
 // stop.
 func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
 	if hold && c.heldEvents.hold(cj, plan.Events) {
@@ -945,14 +948,32 @@ func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
 	}
 }
 
-// maxHeldEvents bounds the Events held in a burst; past it they are
-// recorded at once (the broadcaster's own queue then paces them).
-const maxHeldEvents = 100_000
+// Held Events are handed to the recorder at heldEventsPerSecond, with
+// bursts of heldEventsBurst: the broadcaster queues at most 1000 Events and
+// drops what comes on top while its sink writes them one at a time, so ten
+// thousand at once would be mostly dropped. maxHeldEvents bounds what is
+// held; past it Events are recorded at once.
+const (
+	heldEventsPerSecond = 100
+	heldEventsBurst     = 500
+	maxHeldEvents       = 100_000
+)
 
 // heldEvents holds Events for later. It is safe for concurrent use.
 type heldEvents struct {
 	mu     sync.Mutex
 	events []heldEvent
+	// ready is signalled when the queue drains with Events held.
+	ready chan struct{}
+	// pace spaces out the Events handed to the recorder.
+	pace flowcontrol.RateLimiter
+}
+
+func newHeldEvents() *heldEvents {
+	return &heldEvents{
+		ready: make(chan struct{}, 1),
+		pace:  flowcontrol.NewTokenBucketRateLimiter(heldEventsPerSecond, heldEventsBurst),
+	}
 }
 
 type heldEvent struct {
@@ -978,6 +999,19 @@ func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event) bool {
 	return true
 }
 
+// drained says the queue is empty: held Events may go.
+func (h *heldEvents) drained() {
+	h.mu.Lock()
+	held := len(h.events) > 0
+	h.mu.Unlock()
+	if held {
+		select {
+		case h.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // take returns the held Events, oldest first, and forgets them.
 func (h *heldEvents) take() []heldEvent {
 	h.mu.Lock()
@@ -985,6 +1019,13 @@ func (h *heldEvents) take() []heldEvent {
 	out := h.events
 	h.events = nil
 	return out
+}
+
+// putBack holds events again, before any held since.
+func (h *heldEvents) putBack(events []heldEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(events, h.events...)
 }
 
 // cronJobRef is what an Event about cj names.
@@ -995,9 +1036,44 @@ func cronJobRef(cj *cronv1.CronJob) *corev1.ObjectReference {
 	}
 }
 
-// recordHeldEvents records the Events held in a burst.
-func (c *Controller) recordHeldEvents() {
-	for _, h := range c.heldEvents.take() {
+// feedHeldEvents hands held Events to the recorder, paced, each time the
+// queue drains, until ctx ends; what is left then is recorded at shutdown
+// (flushDeferred).
+func (c *Controller) feedHeldEvents(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.heldEvents.ready:
+		}
+		if !c.recordHeldEvents(ctx) {
+			return
+		}
+	}
+}
+
+// recordHeldEvents records the Events held, paced, while ctx lasts; it
+// says whether it recorded them all (if not, the rest are held again).
+func (c *Controller) recordHeldEvents(ctx context.Context) bool {
+	events := c.heldEvents.take()
+	for i, h := range events {
+		if c.heldEvents.pace.Wait(ctx) != nil {
+			c.heldEvents.putBack(events[i:])
+			return false
+		}
+		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
+	}
+	return true
+}
+
+// flushHeldEvents records every Event still held, at once: the workers
+// have stopped, and shutdown does not wait on the pace.
+func (c *Controller) flushHeldEvents(ctx context.Context) {
+	events := c.heldEvents.take()
+	if len(events) > heldEventsBurst {
+		klog.FromContext(ctx).Info("Recording held Events at shutdown; the broadcaster may drop some", "events", len(events))
+	}
+	for _, h := range events {
 		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
 	}
 }
@@ -1031,7 +1107,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 // scheduled-at annotations.) ctx must still be live: Run's ends with the
 // lease grace.
 func (c *Controller) flushDeferred(ctx context.Context) {
-	c.recordHeldEvents() // the broadcaster writes them on its own time
+	c.flushHeldEvents(ctx) // the broadcaster writes them on its own time
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for key, d := range c.deferred.Drain() {

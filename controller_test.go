@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/tools/reference"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
@@ -1399,7 +1400,7 @@ func TestStatusWriteWaitsBehindQueuedCronJobs(t *testing.T) {
 		t.Errorf("LastRunStarted = %+v, want True", cond)
 	}
 	// Its Event waits for the queue to drain (TestEventsWaitBehindQueuedCronJobs).
-	c.recordHeldEvents()
+	c.recordHeldEvents(ctx)
 	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
 		t.Errorf("events %q, want one SuccessfulCreate", got)
 	}
@@ -1496,24 +1497,69 @@ func TestEventsWaitBehindQueuedCronJobs(t *testing.T) {
 	key := cache.MetaObjectToName(f.cronJob)
 	c.queue.Add(key)
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	feederCtx, stopFeeder := context.WithCancel(ctx)
+	fed := make(chan struct{})
+	go func() { defer close(fed); c.feedHeldEvents(feederCtx) }()
+	defer func() { stopFeeder(); <-fed }()
 
 	c.processNextWorkItem(ctx) // creates the Job, defers the status
 	if f.writtenStatus() != nil {
 		t.Fatal("status written at once; the case tests nothing")
 	}
+	c.processNextWorkItem(ctx) // the other CronJob; this one is queued behind it
+	if got := len(c.heldEvents.events); got != 1 {
+		t.Errorf("%d Events held while this CronJob waits in the queue, want its one", got)
+	}
 	if got := f.events(); len(got) > 0 {
 		t.Errorf("events %q recorded while CronJobs wait in the queue, want none yet", got)
-	}
-	c.processNextWorkItem(ctx) // the other CronJob; this one is queued behind it
-	if got := f.events(); len(got) > 0 {
-		t.Errorf("events %q recorded while this CronJob waits in the queue, want none yet", got)
 	}
 	c.processNextWorkItem(ctx) // writes the status; the queue is empty
 	if f.writtenStatus() == nil {
 		t.Fatal("deferred status not written")
 	}
-	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
-		t.Errorf("events %q once the queue drained, want one SuccessfulCreate", got)
+	select {
+	case e := <-f.recorder.Events:
+		if !strings.HasPrefix(e, "Normal "+planner.ReasonSuccessfulCreate+" ") {
+			t.Errorf("event %q once the queue drained, want SuccessfulCreate", e)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("no Event recorded after the queue drained")
+	}
+}
+
+// Held Events go to the recorder paced: a burst past what the pace allows
+// at once waits, and what a stopped feeder did not record stays held, in
+// order, for the shutdown flush.
+func TestHeldEventsArePaced(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.recorder = record.NewFakeRecorder(2 * heldEventsBurst)
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	c.heldEvents.pace = flowcontrol.NewTokenBucketRateLimiterWithClock(1, 3, testingclock.NewFakeClock(time.Unix(0, 0)))
+	for i := range 5 {
+		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}})
+	}
+	cut, cancel := context.WithCancel(ctx)
+	done := make(chan bool)
+	go func() { done <- c.recordHeldEvents(cut) }()
+	for i := range 3 { // the burst
+		if got := <-f.recorder.Events; !strings.HasPrefix(got, fmt.Sprint("Normal E", i)) {
+			t.Fatalf("event %q, want E%d", got, i)
+		}
+	}
+	cancel() // the fake clock never moves: the fourth waits until cut off
+	if all := <-done; all {
+		t.Fatal("recordHeldEvents says it recorded all five within a burst of three")
+	}
+	if got := len(c.heldEvents.events); got != 2 {
+		t.Fatalf("%d Events held after the cut, want the 2 not recorded", got)
+	}
+	c.flushHeldEvents(ctx)
+	for i := 3; i < 5; i++ {
+		if got := <-f.recorder.Events; !strings.HasPrefix(got, fmt.Sprint("Normal E", i)) {
+			t.Fatalf("flushed event %q, want E%d", got, i)
+		}
 	}
 }
 

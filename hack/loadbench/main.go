@@ -92,6 +92,9 @@ type variant struct {
 // profileDir is where CPU profiles of the firings go (-profile).
 var profileDir string
 
+// profileSeconds is how long each firing is profiled (-profile-seconds).
+var profileSeconds int
+
 // controllerFlags are extra flags for this controller in the load runs
 // (-controller-flags), such as -v=4 to see its conflicts and retries.
 var controllerFlags []string
@@ -108,6 +111,7 @@ func main() {
 		return nil
 	})
 	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
+	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
 	flag.Parse()
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -372,7 +376,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 			defer close(profiled)
 			time.Sleep(time.Until(due.Add(-time.Second)))
 			file := filepath.Join(profileDir, fmt.Sprintf("cpu-%s-n%d-%d.pb.gz", strings.NewReplacer(" ", "", ",", "-").Replace(v.name), n, due.Unix()))
-			if err := saveProfile("http://"+v.pprofAddr+"/debug/pprof/profile?seconds=10", file); err != nil {
+			if err := saveProfile("http://"+v.pprofAddr+"/debug/pprof/profile?seconds="+strconv.Itoa(profileSeconds), file); err != nil {
 				fmt.Fprintln(os.Stderr, "loadbench: profile:", err)
 			}
 		}()
