@@ -953,9 +953,12 @@ func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
 // drops what comes on top while its sink writes them one at a time, so ten
 // thousand at once would be mostly dropped. maxHeldEvents bounds what is
 // held; past it Events are recorded at once.
+// A queue that stays busy (a fleet due all the time) holds them back for
+// heldEventsMaxWait at most.
 const (
 	heldEventsPerSecond = 100
 	heldEventsBurst     = 500
+	heldEventsMaxWait   = 10 * time.Second
 	maxHeldEvents       = 100_000
 )
 
@@ -1037,14 +1040,17 @@ func cronJobRef(cj *cronv1.CronJob) *corev1.ObjectReference {
 }
 
 // feedHeldEvents hands held Events to the recorder, paced, each time the
-// queue drains, until ctx ends; what is left then is recorded at shutdown
+// queue drains and every heldEventsMaxWait, until ctx ends; what is left then is recorded at shutdown
 // (flushDeferred).
 func (c *Controller) feedHeldEvents(ctx context.Context) {
+	tick := c.clock.NewTicker(heldEventsMaxWait)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.heldEvents.ready:
+		case <-tick.C():
 		}
 		if !c.recordHeldEvents(ctx) {
 			return

@@ -1596,3 +1596,39 @@ func TestHeldEventNamesTheCronJob(t *testing.T) {
 		t.Errorf("held Event names %+v, want %+v", got, want)
 	}
 }
+
+// A queue that never drains (a fleet busy all the time) holds Events back
+// for heldEventsMaxWait at most.
+func TestHeldEventsGoWhileTheQueueStaysBusy(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "busy"})
+	c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: planner.ReasonSuccessfulCreate}})
+	waiters := f.clock.Waiters()
+	feederCtx, stopFeeder := context.WithCancel(ctx)
+	fed := make(chan struct{})
+	go func() { defer close(fed); c.feedHeldEvents(feederCtx) }()
+	defer func() { stopFeeder(); <-fed }()
+
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return f.clock.Waiters() > waiters, nil
+	}); err != nil {
+		t.Fatal("the feeder set no timer")
+	}
+	select {
+	case e := <-f.recorder.Events:
+		t.Fatalf("event %q recorded before its wait was over, the queue busy", e)
+	default:
+	}
+	f.clock.Step(heldEventsMaxWait)
+	select {
+	case e := <-f.recorder.Events:
+		if !strings.HasPrefix(e, "Normal "+planner.ReasonSuccessfulCreate+" ") {
+			t.Errorf("event %q, want SuccessfulCreate", e)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatalf("no Event recorded %v after it was held, the queue busy", heldEventsMaxWait)
+	}
+}
