@@ -11,7 +11,7 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build image test fuzz model soak cluster-binaries verify run codegen manifests bench clean
+.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench clean
 
 all: build
 
@@ -38,12 +38,19 @@ FUZZ_TIME ?= 20s
 
 ## test: the unit tests (no cluster needed), then the end-to-end tests (build tag
 ## e2e) on the embedded control plane, all with the race detector, then a short
-## fuzz run. The unit run comes first so it fails fast, before the cluster build.
+## fuzz run and the alerting rules' tests. The unit run comes first so it fails
+## fast, before the cluster build.
 test:
 	go test -race -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 	$(MAKE) cluster-binaries
 	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./pkg/e2e
 	$(MAKE) fuzz
+	$(MAKE) alert-rules
+
+## alert-rules: the alerting rules in artifacts/prometheus against their tests,
+## with promtool (Debian's prometheus package, installed when missing).
+alert-rules:
+	hack/alert-rules.sh
 
 ## fuzz: each fuzz target for FUZZ_TIME (seed corpus: f.Add and testdata/fuzz),
 ## then the model-based test longer than the unit run: 400 fixed seeds of 400
