@@ -179,7 +179,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("building events client: %w", err)
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster := newEventBroadcaster(ctx)
 	defer broadcaster.Shutdown()
 	broadcaster.StartStructuredLogging(eventLogVerbosity)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
@@ -454,4 +454,11 @@ func checkAPI(ctx context.Context, client clientset.Interface) error {
 		return errors.New("the API server does not serve calendars.batch.tutorial.kubebuilder.io: install the CRDs with `kubectl apply -f artifacts/examples/crd.yaml`")
 	}
 	return nil
+}
+
+// newEventBroadcaster returns a broadcaster that lives until its Shutdown,
+// not until ctx ends: the syncs that finish after a SIGTERM, and the Events
+// held in a burst (flushed when the workers stop), still record theirs.
+func newEventBroadcaster(ctx context.Context) record.EventBroadcaster {
+	return record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 }

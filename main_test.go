@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"runtime/debug"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/flowcontrol"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -46,5 +50,27 @@ func TestDefaultClientLimitsDoNotPaceAFiring(t *testing.T) {
 		if !limiter.TryAccept() {
 			t.Fatalf("request %d of a firing of 10,000 CronJobs waits on the client", i+1)
 		}
+	}
+}
+
+// Events recorded after the signal (the last syncs, the held Events flushed
+// at shutdown) still reach the sink: the broadcaster stops at its Shutdown,
+// not with the signal's context.
+func TestEventBroadcasterOutlivesTheSignal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := newEventBroadcaster(ctx)
+	defer b.Shutdown()
+	got := make(chan *corev1.Event, 1)
+	b.StartEventWatcher(func(e *corev1.Event) { got <- e })
+	cancel() // SIGTERM
+	b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName}).
+		Event(&corev1.ObjectReference{Kind: "CronJob", Namespace: "default", Name: "cj"}, corev1.EventTypeNormal, "Late", "after the signal")
+	select {
+	case e := <-got:
+		if e.Reason != "Late" {
+			t.Errorf("event %q, want Late", e.Reason)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("an Event recorded after the signal never reached the sink")
 	}
 }
