@@ -22,7 +22,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -184,7 +183,7 @@ func NewController(
 		orphans:         newOrphans(),
 		calendarCache:   planner.NewCalendarCache(),
 		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
-		heldEvents:      newHeldEvents(),
+		heldEvents:      newHeldEvents(clk),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "cronjob", Clock: clk},
@@ -930,158 +929,6 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 	c.createdJobs.Forget(cache.ObjectName{Namespace: namespace, Name: d.Name})
 	c.deletedJobs.Deleted(d.UID)
-}
-
-// report emits the plan's Events.
-//
-// In a burst (hold: the sync started a Job while other CronJobs wait in the
-// queue) the Events wait with the status write: each is a write on the API
-// server like a Job's create, and the creates go first. They are recorded
-// once the queue drains, paced (feedHeldEvents), at the latest when the workers
-// stop.
-func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
-	if hold && c.heldEvents.hold(cj, plan.Events) {
-		return
-	}
-	for _, e := range plan.Events {
-		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
-	}
-}
-
-// Held Events are handed to the recorder at heldEventsPerSecond, with
-// bursts of heldEventsBurst: the broadcaster queues at most 1000 Events and
-// drops what comes on top while its sink writes them one at a time, so ten
-// thousand at once would be mostly dropped. maxHeldEvents bounds what is
-// held; past it Events are recorded at once.
-// A queue that stays busy (a fleet due all the time) holds them back for
-// heldEventsMaxWait at most.
-const (
-	heldEventsPerSecond = 100
-	heldEventsBurst     = 500
-	heldEventsMaxWait   = 10 * time.Second
-	maxHeldEvents       = 100_000
-)
-
-// heldEvents holds Events for later. It is safe for concurrent use.
-type heldEvents struct {
-	mu     sync.Mutex
-	events []heldEvent
-	// ready is signalled when the queue drains with Events held.
-	ready chan struct{}
-	// pace spaces out the Events handed to the recorder.
-	pace flowcontrol.RateLimiter
-}
-
-func newHeldEvents() *heldEvents {
-	return &heldEvents{
-		ready: make(chan struct{}, 1),
-		pace:  flowcontrol.NewTokenBucketRateLimiter(heldEventsPerSecond, heldEventsBurst),
-	}
-}
-
-type heldEvent struct {
-	// about is a reference, not the CronJob: a burst holds thousands.
-	about *corev1.ObjectReference
-	event planner.Event
-}
-
-// hold keeps events about cj and says whether it did.
-func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.events)+len(events) > maxHeldEvents {
-		return false
-	}
-	if len(events) == 0 {
-		return true
-	}
-	about := cronJobRef(cj)
-	for _, e := range events {
-		h.events = append(h.events, heldEvent{about: about, event: e})
-	}
-	return true
-}
-
-// drained says the queue is empty: held Events may go.
-func (h *heldEvents) drained() {
-	h.mu.Lock()
-	held := len(h.events) > 0
-	h.mu.Unlock()
-	if held {
-		select {
-		case h.ready <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// take returns the held Events, oldest first, and forgets them.
-func (h *heldEvents) take() []heldEvent {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.events
-	h.events = nil
-	return out
-}
-
-// putBack holds events again, before any held since.
-func (h *heldEvents) putBack(events []heldEvent) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events = append(events, h.events...)
-}
-
-// cronJobRef is what an Event about cj names.
-func cronJobRef(cj *cronv1.CronJob) *corev1.ObjectReference {
-	return &corev1.ObjectReference{
-		APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob",
-		Namespace: cj.Namespace, Name: cj.Name, UID: cj.UID, ResourceVersion: cj.ResourceVersion,
-	}
-}
-
-// feedHeldEvents hands held Events to the recorder, paced, each time the
-// queue drains and every heldEventsMaxWait, until ctx ends; what is left then is recorded at shutdown
-// (flushDeferred).
-func (c *Controller) feedHeldEvents(ctx context.Context) {
-	tick := c.clock.NewTicker(heldEventsMaxWait)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.heldEvents.ready:
-		case <-tick.C():
-		}
-		if !c.recordHeldEvents(ctx) {
-			return
-		}
-	}
-}
-
-// recordHeldEvents records the Events held, paced, while ctx lasts; it
-// says whether it recorded them all (if not, the rest are held again).
-func (c *Controller) recordHeldEvents(ctx context.Context) bool {
-	events := c.heldEvents.take()
-	for i, h := range events {
-		if c.heldEvents.pace.Wait(ctx) != nil {
-			c.heldEvents.putBack(events[i:])
-			return false
-		}
-		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
-	}
-	return true
-}
-
-// flushHeldEvents records every Event still held, at once: the workers
-// have stopped, and shutdown does not wait on the pace.
-func (c *Controller) flushHeldEvents(ctx context.Context) {
-	events := c.heldEvents.take()
-	if len(events) > heldEventsBurst {
-		klog.FromContext(ctx).Info("Recording held Events at shutdown; the broadcaster may drop some", "events", len(events))
-	}
-	for _, h := range events {
-		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
-	}
 }
 
 // writeStatus writes cj's status over written, the status the API server

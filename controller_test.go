@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/tools/reference"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
@@ -1527,39 +1526,99 @@ func TestEventsWaitBehindQueuedCronJobs(t *testing.T) {
 	}
 }
 
-// Held Events go to the recorder paced: a burst past what the pace allows
-// at once waits, and what a stopped feeder did not record stays held, in
-// order, for the shutdown flush.
+// Held Events go to the recorder paced, on the injected clock: a burst past
+// what the pace allows at once waits for the clock, and what a stopped
+// feeder did not record stays held, in order, for the shutdown flush.
 func TestHeldEventsArePaced(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
 	f.recorder = record.NewFakeRecorder(2 * heldEventsBurst)
 	f.cronJob = newCronJob()
 	c, _, _ := f.newController(ctx)
-	c.heldEvents.pace = flowcontrol.NewTokenBucketRateLimiterWithClock(1, 3, testingclock.NewFakeClock(time.Unix(0, 0)))
+	c.heldEvents.pace = newPacer(f.clock, 1, 3)
 	for i := range 5 {
-		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}})
+		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}}, true)
+	}
+	waitForTimer := func(before int) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+			return f.clock.Waiters() > before, nil
+		}); err != nil {
+			t.Fatal("the pace set no timer")
+		}
+	}
+	expect := func(i int) {
+		t.Helper()
+		select {
+		case got := <-f.recorder.Events:
+			if !strings.HasPrefix(got, fmt.Sprint("Normal E", i)) {
+				t.Fatalf("event %q, want E%d", got, i)
+			}
+		case <-time.After(wait.ForeverTestTimeout):
+			t.Fatalf("E%d not recorded", i)
+		}
 	}
 	cut, cancel := context.WithCancel(ctx)
 	done := make(chan bool)
+	waiters := f.clock.Waiters()
 	go func() { done <- c.recordHeldEvents(cut) }()
 	for i := range 3 { // the burst
-		if got := <-f.recorder.Events; !strings.HasPrefix(got, fmt.Sprint("Normal E", i)) {
-			t.Fatalf("event %q, want E%d", got, i)
-		}
+		expect(i)
 	}
-	cancel() // the fake clock never moves: the fourth waits until cut off
+	waitForTimer(waiters) // the fourth waits for the clock
+	select {
+	case got := <-f.recorder.Events:
+		t.Fatalf("event %q recorded past the burst with the clock standing still", got)
+	default:
+	}
+	f.clock.Step(time.Second)
+	expect(3)
+	waitForTimer(waiters) // the fifth waits
+	cancel()
 	if all := <-done; all {
-		t.Fatal("recordHeldEvents says it recorded all five within a burst of three")
+		t.Fatal("recordHeldEvents says it recorded all five though cut off")
 	}
-	if got := len(c.heldEvents.events); got != 2 {
-		t.Fatalf("%d Events held after the cut, want the 2 not recorded", got)
+	if got := len(c.heldEvents.events); got != 1 {
+		t.Fatalf("%d Events held after the cut, want the one not recorded", got)
 	}
 	c.flushHeldEvents(ctx)
-	for i := 3; i < 5; i++ {
-		if got := <-f.recorder.Events; !strings.HasPrefix(got, fmt.Sprint("Normal E", i)) {
-			t.Fatalf("flushed event %q, want E%d", got, i)
-		}
+	expect(4)
+	if n := len(c.heldEvents.perCronJob); n != 0 {
+		t.Errorf("%d CronJobs still count Events held after all were recorded", n)
+	}
+}
+
+// A CronJob's Events are recorded in the order they happened: once one of
+// its Events is held, its later ones (of syncs outside a burst) wait behind
+// it.
+func TestHeldEventsKeepEachCronJobsOrder(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, kubeFactory, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	if _, err := c.syncHandler(ctx, key); err != nil { // creates the Job in a burst
+		t.Fatal(err)
+	}
+	// The Job completes before the queue drains; this sync starts nothing.
+	f.clock.Step(6 * time.Minute)
+	cacheJob(t, kubeFactory, newJob(topOfHour, succeeded, holdingRecord))
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.events(); len(got) > 0 {
+		t.Errorf("events %q recorded ahead of the CronJob's held SuccessfulCreate", got)
+	}
+	c.recordHeldEvents(ctx)
+	want := []string{"Normal " + planner.ReasonSuccessfulCreate, "Normal " + planner.ReasonSawCompletedJob}
+	if got := f.events(); !slices.Equal(got, want) {
+		t.Errorf("the CronJob's Events in recording order %q, want %q", got, want)
+	}
+	// With nothing held any more, its Events go at once again.
+	c.report(f.cronJob, &planner.Plan{Events: []planner.Event{{Type: "Normal", Reason: "Later"}}}, false)
+	if got := f.events(); !slices.Equal(got, []string{"Normal Later"}) {
+		t.Errorf("events %q, want Later recorded at once", got)
 	}
 }
 
@@ -1605,7 +1664,7 @@ func TestHeldEventsGoWhileTheQueueStaysBusy(t *testing.T) {
 	f.cronJob = newCronJob()
 	c, _, _ := f.newController(ctx)
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "busy"})
-	c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: planner.ReasonSuccessfulCreate}})
+	c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: planner.ReasonSuccessfulCreate}}, true)
 	waiters := f.clock.Waiters()
 	feederCtx, stopFeeder := context.WithCancel(ctx)
 	fed := make(chan struct{})
@@ -1630,5 +1689,55 @@ func TestHeldEventsGoWhileTheQueueStaysBusy(t *testing.T) {
 		}
 	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatalf("no Event recorded %v after it was held, the queue busy", heldEventsMaxWait)
+	}
+}
+
+// Run returns promptly on cancel while the feeder waits on the pace, and
+// what it had not recorded comes out once, in order, in the shutdown flush.
+// (From review 5's probe.)
+func TestRunStopsWhileHeldEventsWait(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	f := newFixture(t, at(time.Second))
+	f.recorder = record.NewFakeRecorder(1000)
+	f.cronJob = newCronJob()
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	c.heldEvents.pace = newPacer(f.clock, 1, 1) // one, then the clock must move
+	for i := range 3 {
+		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}}, true)
+	}
+	c.heldEvents.drained()
+	kubeFactory.Start(ctx.Done())
+	cronFactory.Start(ctx.Done())
+	defer kubeFactory.Shutdown()
+	defer cronFactory.Shutdown()
+	done := make(chan error)
+	go func() { done <- c.Run(ctx, 1) }()
+	var got []string
+	select {
+	case e := <-f.recorder.Events:
+		got = append(got, e)
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("the feeder recorded nothing")
+	}
+	cancelRun()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("Run did not return with the feeder waiting on the pace")
+	}
+	got = append(got, f.events()...)
+	var held []string
+	for _, e := range got {
+		if strings.HasPrefix(e, "Normal E") {
+			held = append(held, strings.TrimSpace(strings.TrimPrefix(e, "Normal ")))
+		}
+	}
+	if want := []string{"E0", "E1", "E2"}; !slices.Equal(held, want) {
+		t.Errorf("events %q, want %q", held, want)
 	}
 }

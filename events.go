@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+)
+
+// Events in a burst. When many CronJobs are due at once, an Event is a write
+// on the API server like a Job's create, and the creates go first: a sync
+// that starts a Job while other CronJobs wait in the queue holds its Events
+// (as its status write waits, see syncHandler). A feeder records them once
+// the queue drains, and every heldEventsMaxWait while it stays busy, paced:
+// client-go's broadcaster queues at most 1000 Events and drops what comes on
+// top while its sink writes them one at a time.
+//
+// A CronJob with Events held has its later Events held behind them, so its
+// Events are recorded in the order they happened (the recorder stamps an
+// Event when it is recorded).
+const (
+	heldEventsPerSecond = 200
+	heldEventsBurst     = 500
+	heldEventsMaxWait   = 10 * time.Second
+	// maxHeldEvents bounds what is held; past it Events are recorded at once.
+	maxHeldEvents = 100_000
+)
+
+// heldEvents holds Events for later. It is safe for concurrent use.
+type heldEvents struct {
+	mu     sync.Mutex
+	events []heldEvent
+	// perCronJob counts each CronJob's Events held or being recorded.
+	perCronJob map[types.UID]int
+	// ready is signalled when the queue drains with Events held.
+	ready chan struct{}
+	// pace spaces out the Events handed to the recorder; only the feeder
+	// (or a test in its place) uses it.
+	pace *pacer
+}
+
+func newHeldEvents(clk clock.Clock) *heldEvents {
+	return &heldEvents{
+		perCronJob: map[types.UID]int{},
+		ready:      make(chan struct{}, 1),
+		pace:       newPacer(clk, heldEventsPerSecond, heldEventsBurst),
+	}
+}
+
+type heldEvent struct {
+	// about is a reference, not the CronJob: a burst holds thousands.
+	about *corev1.ObjectReference
+	event planner.Event
+}
+
+// hold keeps events about cj when burst says so or cj has Events held
+// already, and says whether it did.
+func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event, burst bool) bool {
+	if len(events) == 0 {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !burst && h.perCronJob[cj.UID] == 0 {
+		return false
+	}
+	if len(h.events)+len(events) > maxHeldEvents {
+		return false
+	}
+	about := cronJobRef(cj)
+	for _, e := range events {
+		h.events = append(h.events, heldEvent{about: about, event: e})
+	}
+	h.perCronJob[cj.UID] += len(events)
+	return true
+}
+
+// drained says the queue is empty: held Events may go.
+func (h *heldEvents) drained() {
+	h.mu.Lock()
+	held := len(h.events) > 0
+	h.mu.Unlock()
+	if held {
+		select {
+		case h.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns the held Events, oldest first, and forgets them; each counts
+// as held for its CronJob until recorded says it went.
+func (h *heldEvents) take() []heldEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.events
+	h.events = nil
+	return out
+}
+
+// putBack holds events again, before any held since.
+func (h *heldEvents) putBack(events []heldEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(events, h.events...)
+}
+
+// recorded says one taken Event went to the recorder.
+func (h *heldEvents) recorded(e heldEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.perCronJob[e.about.UID]--; h.perCronJob[e.about.UID] <= 0 {
+		delete(h.perCronJob, e.about.UID)
+	}
+}
+
+// cronJobRef is what an Event about cj names.
+func cronJobRef(cj *cronv1.CronJob) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob",
+		Namespace: cj.Namespace, Name: cj.Name, UID: cj.UID, ResourceVersion: cj.ResourceVersion,
+	}
+}
+
+// report emits the plan's Events, or holds them in a burst (hold).
+func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
+	if c.heldEvents.hold(cj, plan.Events, hold) {
+		return
+	}
+	for _, e := range plan.Events {
+		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
+	}
+}
+
+// feedHeldEvents records held Events, paced, each time the queue drains and
+// every heldEventsMaxWait, until ctx ends; what is left then is recorded at
+// shutdown (flushDeferred).
+func (c *Controller) feedHeldEvents(ctx context.Context) {
+	tick := c.clock.NewTicker(heldEventsMaxWait)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.heldEvents.ready:
+		case <-tick.C():
+		}
+		if !c.recordHeldEvents(ctx) {
+			return
+		}
+	}
+}
+
+// recordHeldEvents records the Events held, paced, while ctx lasts; it
+// says whether it recorded them all (if not, the rest are held again).
+func (c *Controller) recordHeldEvents(ctx context.Context) bool {
+	events := c.heldEvents.take()
+	for i, h := range events {
+		if c.heldEvents.pace.wait(ctx) != nil {
+			c.heldEvents.putBack(events[i:])
+			return false
+		}
+		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
+		c.heldEvents.recorded(h)
+	}
+	return true
+}
+
+// flushHeldEvents records every Event still held, at once: the workers
+// have stopped, and shutdown does not wait on the pace. The broadcaster
+// writes what it can until the process ends; it may drop some of a large
+// burst (Events are best effort).
+func (c *Controller) flushHeldEvents(ctx context.Context) {
+	events := c.heldEvents.take()
+	if len(events) > heldEventsBurst {
+		klog.FromContext(ctx).Info("Recording held Events at shutdown; the broadcaster may drop some", "events", len(events))
+	}
+	for _, h := range events {
+		c.recorder.Event(h.about, h.event.Type, h.event.Reason, h.event.Message)
+		c.heldEvents.recorded(h)
+	}
+}
+
+// pacer is a token bucket on the injected clock: rate tokens a second, at
+// most burst at once. It is not safe for concurrent use.
+type pacer struct {
+	clock  clock.Clock
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+}
+
+func newPacer(clk clock.Clock, rate, burst float64) *pacer {
+	return &pacer{clock: clk, rate: rate, burst: burst, tokens: burst, last: clk.Now()}
+}
+
+// wait takes a token, waiting for one while ctx lasts.
+func (p *pacer) wait(ctx context.Context) error {
+	for {
+		now := p.clock.Now()
+		if elapsed := now.Sub(p.last); elapsed > 0 {
+			p.tokens = min(p.burst, p.tokens+elapsed.Seconds()*p.rate)
+		}
+		p.last = now
+		if p.tokens >= 1 {
+			p.tokens--
+			return nil
+		}
+		need := time.Duration((1 - p.tokens) / p.rate * float64(time.Second))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.clock.After(need):
+		}
+	}
+}
