@@ -1399,7 +1399,7 @@ func TestStatusWriteWaitsBehindQueuedCronJobs(t *testing.T) {
 		t.Errorf("LastRunStarted = %+v, want True", cond)
 	}
 	// Its Event waits for the queue to drain (TestEventsWaitBehindQueuedCronJobs).
-	c.recordHeldEvents(ctx)
+	c.recordHeldEvents(ctx, time.Time{})
 	if got := f.events(); !slices.Equal(got, []string{"Normal " + planner.ReasonSuccessfulCreate}) {
 		t.Errorf("events %q, want one SuccessfulCreate", got)
 	}
@@ -1537,7 +1537,7 @@ func TestHeldEventsArePaced(t *testing.T) {
 	c, _, _ := f.newController(ctx)
 	c.heldEvents.pace = newPacer(f.clock, 1, 3)
 	for i := range 5 {
-		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}}, true)
+		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}}, true, f.clock.Now())
 	}
 	waitForTimer := func(before int) {
 		t.Helper()
@@ -1561,7 +1561,7 @@ func TestHeldEventsArePaced(t *testing.T) {
 	cut, cancel := context.WithCancel(ctx)
 	done := make(chan bool)
 	waiters := f.clock.Waiters()
-	go func() { done <- c.recordHeldEvents(cut) }()
+	go func() { done <- c.recordHeldEvents(cut, time.Time{}) }()
 	for i := range 3 { // the burst
 		expect(i)
 	}
@@ -1610,7 +1610,7 @@ func TestHeldEventsKeepEachCronJobsOrder(t *testing.T) {
 	if got := f.events(); len(got) > 0 {
 		t.Errorf("events %q recorded ahead of the CronJob's held SuccessfulCreate", got)
 	}
-	c.recordHeldEvents(ctx)
+	c.recordHeldEvents(ctx, time.Time{})
 	want := []string{"Normal " + planner.ReasonSuccessfulCreate, "Normal " + planner.ReasonSawCompletedJob}
 	if got := f.events(); !slices.Equal(got, want) {
 		t.Errorf("the CronJob's Events in recording order %q, want %q", got, want)
@@ -1664,7 +1664,7 @@ func TestHeldEventsGoWhileTheQueueStaysBusy(t *testing.T) {
 	f.cronJob = newCronJob()
 	c, _, _ := f.newController(ctx)
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "busy"})
-	c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: planner.ReasonSuccessfulCreate}}, true)
+	c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: planner.ReasonSuccessfulCreate}}, true, f.clock.Now())
 	waiters := f.clock.Waiters()
 	feederCtx, stopFeeder := context.WithCancel(ctx)
 	fed := make(chan struct{})
@@ -1705,7 +1705,7 @@ func TestRunStopsWhileHeldEventsWait(t *testing.T) {
 	c, kubeFactory, cronFactory := f.newController(ctx)
 	c.heldEvents.pace = newPacer(f.clock, 1, 1) // one, then the clock must move
 	for i := range 3 {
-		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}}, true)
+		c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: fmt.Sprint("E", i)}}, true, f.clock.Now())
 	}
 	c.heldEvents.drained()
 	kubeFactory.Start(ctx.Done())
@@ -1739,5 +1739,29 @@ func TestRunStopsWhileHeldEventsWait(t *testing.T) {
 	}
 	if want := []string{"E0", "E1", "E2"}; !slices.Equal(held, want) {
 		t.Errorf("events %q, want %q", held, want)
+	}
+}
+
+// The feeder's tick takes only Events held heldEventsMaxWait or longer: a
+// burst's young Events stay behind its creates even when a tick falls in
+// the burst.
+func TestHeldEventsTickTakesOnlyOldOnes(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	other := newCronJob(func(cj *cronv1.CronJob) { cj.Name, cj.UID = "young", "young-uid" })
+	c.heldEvents.hold(f.cronJob, []planner.Event{{Type: "Normal", Reason: "Old"}}, true, f.clock.Now())
+	f.clock.Step(heldEventsMaxWait / 2)
+	c.heldEvents.hold(other, []planner.Event{{Type: "Normal", Reason: "Young"}}, true, f.clock.Now())
+	f.clock.Step(heldEventsMaxWait / 2) // a tick: Old is 10 s old, Young 5 s
+	if !c.recordHeldEvents(ctx, f.clock.Now().Add(-heldEventsMaxWait)) {
+		t.Fatal("recordHeldEvents cut off")
+	}
+	if got := f.events(); !slices.Equal(got, []string{"Normal Old"}) {
+		t.Errorf("a tick recorded %q, want only the Event held %v ago", got, heldEventsMaxWait)
+	}
+	if got := len(c.heldEvents.events); got != 1 {
+		t.Errorf("%d Events still held, want the young one", got)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,11 +59,13 @@ type heldEvent struct {
 	// about is a reference, not the CronJob: a burst holds thousands.
 	about *corev1.ObjectReference
 	event planner.Event
+	// at is when it was held.
+	at time.Time
 }
 
 // hold keeps events about cj when burst says so or cj has Events held
 // already, and says whether it did.
-func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event, burst bool) bool {
+func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event, burst bool, now time.Time) bool {
 	if len(events) == 0 {
 		return true
 	}
@@ -74,9 +77,12 @@ func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event, burst bool
 	if len(h.events)+len(events) > maxHeldEvents {
 		return false
 	}
+	if last := len(h.events) - 1; last >= 0 && now.Before(h.events[last].at) {
+		now = h.events[last].at // held in order, for take's search
+	}
 	about := cronJobRef(cj)
 	for _, e := range events {
-		h.events = append(h.events, heldEvent{about: about, event: e})
+		h.events = append(h.events, heldEvent{about: about, event: e, at: now})
 	}
 	h.perCronJob[cj.UID] += len(events)
 	return true
@@ -95,13 +101,24 @@ func (h *heldEvents) drained() {
 	}
 }
 
-// take returns the held Events, oldest first, and forgets them; each counts
-// as held for its CronJob until recorded says it went.
-func (h *heldEvents) take() []heldEvent {
+// take returns the Events held at or before heldBy (all: the zero time),
+// oldest first, and forgets them; each counts as held for its CronJob until
+// recorded says it went.
+func (h *heldEvents) take(heldBy time.Time) []heldEvent {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := h.events
-	h.events = nil
+	n := len(h.events)
+	if !heldBy.IsZero() {
+		// Held in order (put back ones first, and they are older).
+		n, _ = slices.BinarySearchFunc(h.events, heldBy, func(e heldEvent, t time.Time) int {
+			if e.at.After(t) {
+				return 1
+			}
+			return -1
+		})
+	}
+	out := h.events[:n:n]
+	h.events = slices.Clone(h.events[n:])
 	return out
 }
 
@@ -131,7 +148,7 @@ func cronJobRef(cj *cronv1.CronJob) *corev1.ObjectReference {
 
 // report emits the plan's Events, or holds them in a burst (hold).
 func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
-	if c.heldEvents.hold(cj, plan.Events, hold) {
+	if c.heldEvents.hold(cj, plan.Events, hold, c.clock.Now()) {
 		return
 	}
 	for _, e := range plan.Events {
@@ -139,29 +156,33 @@ func (c *Controller) report(cj *cronv1.CronJob, plan *planner.Plan, hold bool) {
 	}
 }
 
-// feedHeldEvents records held Events, paced, each time the queue drains and
-// every heldEventsMaxWait, until ctx ends; what is left then is recorded at
-// shutdown (flushDeferred).
+// feedHeldEvents records held Events, paced, each time the queue drains,
+// and those held heldEventsMaxWait or longer on a tick of that period (not
+// a burst's young ones: the burst's creates still go first), until ctx
+// ends; what is left then is recorded at shutdown (flushDeferred).
 func (c *Controller) feedHeldEvents(ctx context.Context) {
 	tick := c.clock.NewTicker(heldEventsMaxWait)
 	defer tick.Stop()
 	for {
+		var heldBy time.Time
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.heldEvents.ready:
 		case <-tick.C():
+			heldBy = c.clock.Now().Add(-heldEventsMaxWait)
 		}
-		if !c.recordHeldEvents(ctx) {
+		if !c.recordHeldEvents(ctx, heldBy) {
 			return
 		}
 	}
 }
 
-// recordHeldEvents records the Events held, paced, while ctx lasts; it
-// says whether it recorded them all (if not, the rest are held again).
-func (c *Controller) recordHeldEvents(ctx context.Context) bool {
-	events := c.heldEvents.take()
+// recordHeldEvents records the Events held at or before heldBy (all: the
+// zero time), paced, while ctx lasts; it says whether it recorded them all
+// (if not, the rest are held again).
+func (c *Controller) recordHeldEvents(ctx context.Context, heldBy time.Time) bool {
+	events := c.heldEvents.take(heldBy)
 	for i, h := range events {
 		if c.heldEvents.pace.wait(ctx) != nil {
 			c.heldEvents.putBack(events[i:])
@@ -178,7 +199,7 @@ func (c *Controller) recordHeldEvents(ctx context.Context) bool {
 // writes what it can until the process ends; it may drop some of a large
 // burst (Events are best effort).
 func (c *Controller) flushHeldEvents(ctx context.Context) {
-	events := c.heldEvents.take()
+	events := c.heldEvents.take(time.Time{})
 	if len(events) > heldEventsBurst {
 		klog.FromContext(ctx).Info("Recording held Events at shutdown; the broadcaster may drop some", "events", len(events))
 	}
