@@ -137,7 +137,7 @@ func TestJobsRunCompleteAndArePruned(t *testing.T) {
 		cur.Status.NextScheduleTime.Sub(cur.Status.LastScheduleTime.Time) != 3*time.Second {
 		t.Errorf("status times: last %v, next %v", cur.Status.LastScheduleTime, cur.Status.NextScheduleTime)
 	}
-	if ok, seenEvents := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulCreate"); !ok {
+	if ok, seenEvents := eventHappens(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulCreate"); !ok {
 		t.Errorf("no SuccessfulCreate event: %s", seenEvents)
 	}
 }
@@ -175,7 +175,7 @@ func TestReplaceReplacesActive(t *testing.T) {
 		return gone && len(cur.Status.Active) == 1 && cur.Status.Active[0].Name != first,
 			fmt.Sprintf("first gone: %v, active %v", gone, cur.Status.Active)
 	})
-	if ok, seenEvents := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulDelete"); !ok {
+	if ok, seenEvents := eventHappens(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulDelete"); !ok {
 		t.Errorf("no SuccessfulDelete event: %s", seenEvents)
 	}
 }
@@ -390,7 +390,7 @@ spec:
 		cond := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionJobTemplateValid)
 		return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, "image"), fmt.Sprintf("%+v", cond)
 	})
-	if ok, seenEvents := hasEvent(t, ns, noImage.Name, corev1.EventTypeWarning, "FailedCreate"); !ok {
+	if ok, seenEvents := eventHappens(t, ns, noImage.Name, corev1.EventTypeWarning, "FailedCreate"); !ok {
 		t.Errorf("no FailedCreate warning for a template the Job API rejects: %s", seenEvents)
 	}
 	for _, c := range []struct {
@@ -402,7 +402,7 @@ spec:
 			cond := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionScheduleValid)
 			return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == c.reason && cond.Message != "", fmt.Sprintf("%+v", cond)
 		})
-		if ok, seenEvents := hasEvent(t, ns, c.cj.Name, corev1.EventTypeWarning, c.reason); !ok {
+		if ok, seenEvents := eventHappens(t, ns, c.cj.Name, corev1.EventTypeWarning, c.reason); !ok {
 			t.Errorf("no %s warning: %s", c.reason, seenEvents)
 		}
 	}

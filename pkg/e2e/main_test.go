@@ -374,6 +374,26 @@ func hasEvent(t *testing.T, namespace, name, eventType, reason string) (bool, st
 	return false, fmt.Sprintf("events %q", seen)
 }
 
+// eventHappens waits for an Event of eventType and reason about name: Events
+// go to the API server on their own time, and in a burst after its Job
+// creates (the controller's events.go), so none is there at once.
+func eventHappens(t *testing.T, namespace, name, eventType, reason string) (bool, string) {
+	t.Helper()
+	var seen string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, s := hasEvent(t, namespace, name, eventType, reason)
+		if ok {
+			return true, ""
+		}
+		seen = s
+		if time.Now().After(deadline) {
+			return false, seen
+		}
+		time.Sleep(200 * time.Millisecond) // polls the API server's Events
+	}
+}
+
 // releaseJobs removes the controller's run-record finalizer from every Job
 // of namespace, as after uninstalling the controller.
 func releaseJobs(t *testing.T, namespace string) int {
