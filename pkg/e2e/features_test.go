@@ -155,8 +155,8 @@ func TestCatchUpAll(t *testing.T) {
 	if ok, seen := eventHappens(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulCreate"); !ok {
 		t.Errorf("no SuccessfulCreate: %s", seen)
 	}
-	// The status is written after the creates (deferred while the CronJob's
-	// own key waits in the queue again).
+	// The status is written after the creates (deferred while other CronJobs of
+	// the shared cluster wait in the queue).
 	eventually(t, 20*time.Second, "lastScheduleTime at the last catch-up run", func() (bool, string) {
 		cur := getCronJob(t, ns, cj.Name)
 		return cur.Status.LastScheduleTime != nil && cur.Status.LastScheduleTime.Time.Equal(lastHour), fmt.Sprint(cur.Status.LastScheduleTime)
