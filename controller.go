@@ -95,8 +95,8 @@ type Controller struct {
 	// deferred holds statuses computed by syncs that started a Job while
 	// other CronJobs waited in the queue; see syncHandler.
 	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
-	// heldEvents are the Events of syncs whose status write was deferred,
-	// recorded once the queue drains; see report.
+	// heldEvents are the Events held in a burst, and those of a CronJob
+	// queued behind its held ones; see events.go.
 	heldEvents *heldEvents
 
 	// queue holds the CronJobs to sync; a CronJob waits in it (AddAfter)
@@ -193,7 +193,7 @@ func NewController(
 		o(c)
 	}
 	if c.recorder == nil {
-		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+		c.broadcaster = newEventBroadcaster(ctx)
 		c.broadcaster.StartStructuredLogging(eventLogVerbosity)
 		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
 		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
@@ -960,7 +960,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 // scheduled-at annotations.) ctx must still be live: Run's ends with the
 // lease grace.
 func (c *Controller) flushDeferred(ctx context.Context) {
-	c.flushHeldEvents(ctx) // the broadcaster writes them on its own time
+	c.flushHeldEvents(ctx) // handed over at once; the broadcaster may drop some of a large burst
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for key, d := range c.deferred.Drain() {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -242,4 +243,11 @@ func (p *pacer) wait(ctx context.Context) error {
 		case <-p.clock.After(need):
 		}
 	}
+}
+
+// newEventBroadcaster returns a broadcaster that lives until its Shutdown,
+// not until ctx ends: the syncs that finish after a SIGTERM, and the Events
+// held in a burst (flushed when the workers stop), still record theirs.
+func newEventBroadcaster(ctx context.Context) record.EventBroadcaster {
+	return record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 }

@@ -455,10 +455,3 @@ func checkAPI(ctx context.Context, client clientset.Interface) error {
 	}
 	return nil
 }
-
-// newEventBroadcaster returns a broadcaster that lives until its Shutdown,
-// not until ctx ends: the syncs that finish after a SIGTERM, and the Events
-// held in a burst (flushed when the workers stop), still record theirs.
-func newEventBroadcaster(ctx context.Context) record.EventBroadcaster {
-	return record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-}
