@@ -332,6 +332,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	defer func() {
+		if c.queue.Len() == 0 {
+			c.heldEvents.drained() // the burst is over, on every way out
+		}
+	}()
 	if ctx.Err() != nil {
 		return false
 	}
@@ -354,9 +359,6 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	start := time.Now()
 	requeueAfter, err := c.syncHandler(syncCtx, key)
 	metrics.SyncDuration.Observe(time.Since(start).Seconds())
-	if c.queue.Len() == 0 {
-		c.heldEvents.drained() // the burst is over
-	}
 	if err != nil {
 		metrics.SyncErrors.Inc()
 	}

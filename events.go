@@ -31,7 +31,9 @@ const (
 	heldEventsPerSecond = 200
 	heldEventsBurst     = 500
 	heldEventsMaxWait   = 10 * time.Second
-	// maxHeldEvents bounds what is held; past it Events are recorded at once.
+	// maxHeldEvents bounds what is held; past it Events are recorded at once,
+	// but for a CronJob with Events held, whose order comes first (so the bound
+	// can be passed by one sync's Events per such CronJob).
 	maxHeldEvents = 100_000
 )
 
@@ -75,8 +77,8 @@ func (h *heldEvents) hold(cj *cronv1.CronJob, events []planner.Event, burst bool
 	if !burst && h.perCronJob[cj.UID] == 0 {
 		return false
 	}
-	if len(h.events)+len(events) > maxHeldEvents {
-		return false
+	if h.perCronJob[cj.UID] == 0 && len(h.events)+len(events) > maxHeldEvents {
+		return false // full: recorded at once (one with Events held still waits behind them)
 	}
 	if last := len(h.events) - 1; last >= 0 && now.Before(h.events[last].at) {
 		now = h.events[last].at // held in order, for take's search
