@@ -14,16 +14,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	cronscheme "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/scheme"
 )
 
 // Jobs reads and writes batch/v1 Jobs on the API server.
 type Jobs interface {
 	// Get reads a Job live, bypassing the informer cache.
 	Get(ctx context.Context, namespace, name string) (*batchv1.Job, error)
-	// Create creates a Job and returns it as the server stored it.
+	// Create creates a Job and returns it with the metadata the server
+	// stored (name, UID, resourceVersion, creationTimestamp) and the spec
+	// as sent: the server's defaults are not in it, and its status is
+	// empty.
 	Create(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error)
 	// Delete deletes the Job with this name only if it still has this UID,
 	// letting the garbage collector remove its pods in the background.
@@ -38,7 +43,10 @@ type Jobs interface {
 
 // CronJobs writes the status of CronJobs.
 type CronJobs interface {
-	// UpdateStatus writes cj.Status through the status subresource.
+	// UpdateStatus writes cj.Status through the status subresource, at
+	// cj's resourceVersion (a conflict if the CronJob changed since), and
+	// returns cj at the version stored, its status as the server keeps it
+	// (times in whole seconds). cj is not changed.
 	UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error)
 	// Get reads a CronJob live, bypassing the informer cache.
 	Get(ctx context.Context, namespace, name string) (*cronv1.CronJob, error)
@@ -60,7 +68,22 @@ func (r realJobs) Get(ctx context.Context, namespace, name string) (*batchv1.Job
 }
 
 func (r realJobs) Create(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
-	return r.client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	rc := restClientOf(r.client.BatchV1().RESTClient())
+	if rc == nil {
+		return r.client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	}
+	meta, err := answeredMetadata(rc.Post().
+		UseProtobufAsDefaultIfPreferred(true). // as the typed client does for a built-in kind
+		Namespace(job.Namespace).
+		Resource("jobs").
+		VersionedParams(&metav1.CreateOptions{}, scheme.ParameterCodec).
+		Body(job).
+		SetHeader("Accept", metadataAnswer).
+		Do(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &batchv1.Job{TypeMeta: job.TypeMeta, ObjectMeta: *meta, Spec: job.Spec}, nil
 }
 
 func (r realJobs) Delete(ctx context.Context, namespace, name string, uid types.UID) error {
@@ -79,7 +102,7 @@ func (r realJobs) ReleaseFinalizer(ctx context.Context, namespace, name string, 
 		if i < 0 {
 			return nil
 		}
-		_, err = jobs.Patch(ctx, name, types.JSONPatchType, RemoveFinalizerPatch(uid, finalizer, i), metav1.PatchOptions{})
+		err = r.patch(ctx, namespace, name, RemoveFinalizerPatch(uid, finalizer, i))
 		if err == nil || apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -99,6 +122,26 @@ func (r realJobs) ReleaseFinalizer(ctx context.Context, namespace, name string, 
 		finalizers = live.Finalizers
 	}
 	return err
+}
+
+// patch applies a JSON patch to a Job. The answer is not read: it asks for
+// the metadata alone.
+func (r realJobs) patch(ctx context.Context, namespace, name string, patch []byte) error {
+	rc := restClientOf(r.client.BatchV1().RESTClient())
+	if rc == nil {
+		_, err := r.client.BatchV1().Jobs(namespace).Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+	return rc.Patch(types.JSONPatchType).
+		UseProtobufAsDefaultIfPreferred(true).
+		Namespace(namespace).
+		Resource("jobs").
+		Name(name).
+		VersionedParams(&metav1.PatchOptions{}, scheme.ParameterCodec).
+		Body(patch).
+		SetHeader("Accept", metadataAnswer).
+		Do(ctx).
+		Error()
 }
 
 // RemoveFinalizerPatch is a JSON patch that removes finalizer at index i of
@@ -122,7 +165,34 @@ func RemoveFinalizerPatch(uid types.UID, finalizer string, i int) []byte {
 type realCronJobs struct{ client clientset.Interface }
 
 func (r realCronJobs) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
-	return r.client.BatchV1().CronJobs(cj.Namespace).UpdateStatus(ctx, cj, metav1.UpdateOptions{})
+	rc := restClientOf(r.client.BatchV1().RESTClient())
+	if rc == nil {
+		return r.client.BatchV1().CronJobs(cj.Namespace).UpdateStatus(ctx, cj, metav1.UpdateOptions{})
+	}
+	meta, err := answeredMetadata(rc.Put().
+		Namespace(cj.Namespace).
+		Resource("cronjobs").
+		Name(cj.Name).
+		SubResource("status").
+		VersionedParams(&metav1.UpdateOptions{}, cronscheme.ParameterCodec).
+		Body(cj).
+		SetHeader("Accept", metadataAnswer).
+		Do(ctx))
+	if err != nil {
+		return nil, err
+	}
+	// The status as stored: a JSON round trip, as the server's (it keeps
+	// times in whole seconds, and drops what omitempty drops), so it
+	// compares equal with the informer's echo of this write.
+	var stored cronv1.CronJobStatus
+	data, err := json.Marshal(&cj.Status)
+	if err == nil {
+		err = json.Unmarshal(data, &stored)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the status of %s/%s as stored: %w", cj.Namespace, cj.Name, err)
+	}
+	return &cronv1.CronJob{TypeMeta: cj.TypeMeta, ObjectMeta: *meta, Spec: cj.Spec, Status: stored}, nil
 }
 
 func (r realCronJobs) Get(ctx context.Context, namespace, name string) (*cronv1.CronJob, error) {
