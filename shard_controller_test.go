@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
@@ -88,5 +93,63 @@ func TestValidateSharding(t *testing.T) {
 		if err := validateLeaseFlags(tc.o); (err != nil) != tc.wantErr {
 			t.Errorf("%s: validateLeaseFlags = %v, want error %v", tc.name, err, tc.wantErr)
 		}
+	}
+}
+
+// requeueSpy records how the controller queues a key again: after a
+// delay, or through the rate limiter (which backs off per key and, over
+// all keys, lets 10 a second through after a burst of 100).
+type requeueSpy struct {
+	workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	after       []time.Duration
+	rateLimited int
+}
+
+func (s *requeueSpy) AddAfter(key cache.ObjectName, d time.Duration) {
+	s.after = append(s.after, d)
+	s.TypedRateLimitingInterface.AddAfter(key, d)
+}
+
+func (s *requeueSpy) AddRateLimited(key cache.ObjectName) {
+	s.rateLimited++
+	s.TypedRateLimitingInterface.AddRateLimited(key)
+}
+
+// A CronJob of a shard just acquired, whose caches are still filling, is
+// tried again soon, at a fixed short delay however often it found the
+// shard not ready: not through the error rate limiter, whose backoff grew
+// with each try and whose overall bucket, shared by every CronJob of the
+// new shards, held them for seconds. A 300-CronJob run every 5 s lost runs
+// when a replica joined: the shards moved at once, their CronJobs synced
+// three seconds later (TestShardedReplicas, docs/sharding.md).
+func TestShardNotReadyRetriesSoon(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	cj := newCronJob()
+	f := newFixture(t, at(time.Second))
+	f.cronJob = cj
+	set := shard.NewSet(4, f.clock)
+	// A filter that never lists: the shard's caches never fill.
+	shard.NewFilter(set, &batchv1.Job{},
+		func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &batchv1.JobList{}, nil },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil }, "")
+	set.Acquire(shard.OfUID(cj.UID, 4), f.clock.Now().Add(time.Hour))
+	set.Commit()
+	c, _, _ := f.newController(ctx)
+	c.shards = set
+	spy := &requeueSpy{TypedRateLimitingInterface: c.queue}
+	c.queue = spy
+	key := cache.MetaObjectToName(cj)
+	for try := range 20 {
+		spy.Add(key)
+		c.processNextWorkItem(ctx)
+		if spy.rateLimited != 0 {
+			t.Fatalf("try %d: queued again through the rate limiter", try)
+		}
+		if len(spy.after) != try+1 || spy.after[try] > shardNotReadyRetry {
+			t.Fatalf("try %d: queued again after %v, want at most %v", try, spy.after, shardNotReadyRetry)
+		}
+	}
+	if n := spy.NumRequeues(key); n != 0 {
+		t.Errorf("the key counts %d failures, want none: a shard filling is no failure", n)
 	}
 }

@@ -139,11 +139,19 @@ func (shardMoves) Held(n int) {
 	metrics.ShardsHeld.Set(float64(n))
 }
 
+// shardNotReadyRetry is how soon a CronJob (or Backfill) of a shard whose
+// caches are still filling is tried again. A fixed short delay, not the
+// error rate limiter: a shard's caches fill within one list, and the
+// limiter's backoff, and its overall bucket shared by every CronJob of the
+// shards just acquired, held them for seconds, long enough for a run due
+// every few seconds to be superseded by the next.
+const shardNotReadyRetry = 100 * time.Millisecond
+
 // holdForSync holds the shard of the object with shard key uid for one
 // sync of key, whose context then ends when the hold does: past it,
 // another replica may hold the shard. An object of another replica's
 // shard is dropped from the queue (its cache entry is on its way out); one
-// of a shard whose caches are still filling waits its turn again.
+// of a shard whose caches are still filling is tried again shortly.
 func holdForSync(ctx context.Context, set *shard.Set, uid types.UID,
 	queue workqueue.TypedRateLimitingInterface[cache.ObjectName], key cache.ObjectName) (context.Context, func(), bool) {
 	held, done, res := set.HoldContext(ctx, uid)
@@ -152,7 +160,7 @@ func holdForSync(ctx context.Context, set *shard.Set, uid types.UID,
 		queue.Forget(key)
 		return nil, nil, false
 	case shard.NotReady:
-		queue.AddRateLimited(key)
+		queue.AddAfter(key, shardNotReadyRetry)
 		return nil, nil, false
 	}
 	return held, done, true
