@@ -311,12 +311,28 @@ func (m *Manager) free(l *coordinationv1.Lease, now time.Time) bool {
 	return !now.Before(o.at.Add(m.LeaseDuration))
 }
 
+// lapsedLongAgo reports whether a Lease's own record says it lapsed: not
+// renewed, by its writer's clock, for two lease durations (one of them
+// slack for clocks that disagree). Only for counting members: a replica
+// that has just started has not watched the others' Leases for a lease
+// duration yet (free), and would count a replica dead long ago as a
+// member, take too small a share, and leave unheld the shards the others
+// release to make room for it. Taking a Lease still waits for it to be
+// free as this replica has seen it.
+func (m *Manager) lapsedLongAgo(l *coordinationv1.Lease, now time.Time) bool {
+	if l.Spec.RenewTime == nil {
+		return false
+	}
+	d := max(time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0))*time.Second, m.LeaseDuration)
+	return now.After(l.Spec.RenewTime.Add(2 * d))
+}
+
 // share is how many shards this replica should hold.
 func (m *Manager) share(leases map[string]*coordinationv1.Lease, now time.Time) int {
 	members := []string{m.Identity}
 	for _, l := range leases {
 		holder := ptr.Deref(l.Spec.HolderIdentity, "")
-		if l.Labels[RoleLabel] != "member" || holder == "" || holder == m.Identity || m.free(l, now) {
+		if l.Labels[RoleLabel] != "member" || holder == "" || holder == m.Identity || m.free(l, now) || m.lapsedLongAgo(l, now) {
 			continue
 		}
 		if c, ok := l.Labels[CountLabel]; ok && c != strconv.Itoa(m.Set.N()) {

@@ -325,6 +325,33 @@ func TestManagerFailoverAndJoin(t *testing.T) {
 	}
 }
 
+// A replica that joins after another died long ago takes its fair share
+// at once: it does not count the dead replica's member Lease, whose own
+// record says it lapsed long ago, as a member for its first lease
+// duration. Counting it, the joiner took too small a share while the
+// others released theirs down to the right one, and the shards between
+// stayed unheld until its next rounds: in TestShardedReplicas (300
+// CronJobs every 5 s) two shards waited four seconds, and their runs were
+// superseded.
+func TestManagerJoinerIgnoresALongDeadMember(t *testing.T) {
+	f := newFleet(t, 16)
+	for range 3 {
+		f.add()
+	}
+	f.rounds(2 * leaseDuration)
+	f.replicas[1].up = false
+	f.rounds(4 * leaseDuration)
+	f.add()
+	// Two rounds: the joiner's member Lease is seen, the others release,
+	// the joiner takes; nothing may stay unheld after.
+	f.round()
+	f.round()
+	f.round()
+	if s := f.shares(); !balanced(s) || len(s) != 3 {
+		t.Errorf("shares %v a round after the others released, want three balanced", s)
+	}
+}
+
 // A replica cut off from the API server stops working its shards at the
 // renew deadline, before the lease duration after which others take them.
 func TestManagerCutOffStopsBeforeTakeover(t *testing.T) {
