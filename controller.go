@@ -943,7 +943,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 	if err != nil {
 		return err
 	}
-	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
+	c.writtenCronJobs.Wrote(slim.NewSentCronJob(updated))
 	for _, m := range cj.Status.MissedRuns {
 		before := int64(0)
 		if i := slices.IndexFunc(written.MissedRuns, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {

@@ -44,6 +44,9 @@ func answeredMetadata(res rest.Result) (*metav1.ObjectMeta, error) {
 	}
 	obj, _, decodeErr := metainternalversionscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
 	if partial, ok := obj.(*metav1.PartialObjectMetadata); ok && decodeErr == nil {
+		if partial.UID == "" {
+			return nil, errors.New("the API server's answer to a write names no UID")
+		}
 		return &partial.ObjectMeta, nil
 	}
 	// The whole object in JSON: its metadata is all that is read.

@@ -1,8 +1,8 @@
 package control
 
-// Review 7 probes of the metadata-only writes (commit aeba4ba). A probe that
-// shows a defect fails on the code under review; it is skipped unless
-// REV7_FINDINGS=1, so the branch stays green.
+// Review 7 probes of the metadata-only writes (commit aeba4ba). The two that
+// found defects (the echo sharing a template the server never served, an
+// answer without UID) failed on that commit and pass since.
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -413,9 +412,6 @@ func readDefaultedEcho(t *testing.T, body []byte, rv string) *cronv1.CronJob {
 // default, and docs/benchmarks.md ("only the same version is the same
 // template") relies on that.
 func TestProbeRev7EchoSharesTemplateTheServerNeverServed(t *testing.T) {
-	if os.Getenv("REV7_FINDINGS") != "1" {
-		t.Skip("finding of review 7; set REV7_FINDINGS=1 to run")
-	}
 	s, cfg := newProbeServer(t, partialAnswer(http.StatusOK, metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid", ResourceVersion: "91", Generation: 3}))
 	c, err := clientset.NewForConfig(cfg)
 	if err != nil {
@@ -428,7 +424,7 @@ func TestProbeRev7EchoSharesTemplateTheServerNeverServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	written := slim.NewCronJob(updated) // writeStatus: c.writtenCronJobs.Wrote
+	written := slim.NewSentCronJob(updated) // writeStatus: c.writtenCronJobs.Wrote
 	echo := readDefaultedEcho(t, s.seen[0].body, "91")
 	cached, err := slim.NewCronJobLike(echo, written).CronJob() // the informer's transform
 	if err != nil {
@@ -444,9 +440,6 @@ func TestProbeRev7EchoSharesTemplateTheServerNeverServed(t *testing.T) {
 // whole-object fallback refuses one ("no UID"). No API server answers a
 // write so; the typed call took such an answer too.
 func TestProbeRev7MetadataAnswerWithoutUID(t *testing.T) {
-	if os.Getenv("REV7_FINDINGS") != "1" {
-		t.Skip("minor finding of review 7; set REV7_FINDINGS=1 to run")
-	}
 	for _, w := range writes[:2] {
 		t.Run(w.name, func(t *testing.T) {
 			_, cfg := newProbeServer(t, partialAnswer(http.StatusOK, metav1.ObjectMeta{Name: "job-1", ResourceVersion: "5"}))
