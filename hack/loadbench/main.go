@@ -2,7 +2,9 @@
 // the same minute, on the embedded control plane, for this controller, for
 // kube-controller-manager's CronJob controller, and for a floor: a plain
 // client creating the same N Jobs as fast as the API server takes them (no
-// client-side limit: the physical floor), and the same client held to the
+// client-side limit: the physical floor), the same client creating the very
+// Jobs this controller would (owned by the CronJobs, with its labels and
+// annotations: the floor for those Jobs), and the plain client held to the
 // controllers' client limit (QPS and burst -qps).
 //
 //	go run ./hack/loadbench -n 500,2000 -repeats 3 -qps 500
@@ -48,6 +50,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
 
@@ -88,6 +91,11 @@ type variant struct {
 	// floor, for a floor variant (start nil), is the plain client that
 	// creates the Jobs.
 	floor kubernetes.Interface
+	// controllersJobs: the floor creates the Jobs this controller would
+	// (pkg/job: owned by CronJobs created as for the controller, with its
+	// labels and annotations), less the run-record finalizer, which nothing
+	// would release; otherwise bare Jobs.
+	controllersJobs bool
 }
 
 // profileDir is where CPU profiles of the firings go (-profile).
@@ -175,6 +183,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 			return startKCM(bins.ControllerManager, kc, "--kube-api-qps="+q, "--kube-api-burst="+q)
 		}},
 		{name: "floor: plain client, no client limit"},
+		{name: "floor: plain client, the controller's Jobs, no client limit", controllersJobs: true},
 		{name: "floor: plain client, QPS " + q},
 	}
 	if only != "" {
@@ -345,12 +354,22 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	for time.Now().Second() > latestStartSecond(n) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	if v.start != nil {
-		if err := createCronJobs(ctx, kube, cron, ns, n, v.builtin); err != nil {
+	var cronJobs []*cronv1.CronJob
+	if v.start != nil || v.controllersJobs {
+		var err error
+		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin); err != nil {
 			return r, err
 		}
 	}
 	due := time.Now().Truncate(time.Minute).Add(time.Minute)
+	var floorJobs []*batchv1.Job
+	if v.controllersJobs {
+		for _, cj := range cronJobs {
+			j := job.New(cj, due, time.UTC)
+			j.Finalizers = slices.DeleteFunc(j.Finalizers, func(f string) bool { return f == job.RunRecordFinalizer })
+			floorJobs = append(floorJobs, j)
+		}
+	}
 	if time.Until(due) < 10*time.Second {
 		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
 	}
@@ -391,7 +410,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}()
 	}
 	if v.start == nil {
-		go floor(ctx, v.floor, ns, n, due)
+		go floor(ctx, v.floor, ns, n, due, floorJobs)
 	}
 
 	seen := map[string]time.Time{}
@@ -482,7 +501,9 @@ func releaseLeftovers(kube kubernetes.Interface, ns string) {
 	}
 }
 
-func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool) error {
+// createCronJobs creates n CronJobs due every minute and returns those of
+// this controller's kind as created (none for builtin).
+func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool) ([]*cronv1.CronJob, error) {
 	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 		Suspend: ptr.To(true),
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -491,6 +512,8 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 		}},
 	}}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var created []*cronv1.CronJob
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 64)
 	for i := range n {
@@ -505,10 +528,16 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 					Spec:       batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: tmpl},
 				}, metav1.CreateOptions{})
 			} else {
-				_, err = cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
+				var made *cronv1.CronJob
+				made, err = cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
 					ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec:       cronv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: tmpl},
 				}, metav1.CreateOptions{})
+				if err == nil {
+					mu.Lock()
+					created = append(created, made)
+					mu.Unlock()
+				}
 			}
 			if err != nil {
 				errs <- err
@@ -517,7 +546,7 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 	}
 	wg.Wait()
 	close(errs)
-	return <-errs
+	return created, <-errs
 }
 
 // saveProfile downloads a pprof profile into file.
@@ -589,8 +618,9 @@ func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.T
 const floorConcurrency = 20
 
 // floor creates n Jobs at due as fast as the API server and kube's client
-// limits (none, or QPS and burst -qps) allow.
-func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time) {
+// limits (none, or QPS and burst -qps) allow: jobs when given, else bare
+// ones.
+func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time, jobs []*batchv1.Job) {
 	// Connect before the minute, as a controller's informers have.
 	_, _ = kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	time.Sleep(time.Until(due))
@@ -600,6 +630,10 @@ func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if jobs != nil {
+				_, _ = kube.BatchV1().Jobs(ns).Create(ctx, jobs[i], metav1.CreateOptions{})
+				return
+			}
 			_, _ = kube.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("floor-%05d-%d", i, due.Unix())},
 				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
