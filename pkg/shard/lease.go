@@ -88,6 +88,9 @@ type Manager struct {
 type observation struct {
 	resourceVersion string
 	at              time.Time
+	// changed says this replica has seen the Lease written since it
+	// first saw it: its writer is live, whatever its clock says.
+	changed bool
 }
 
 // shardLease is the name of shard i's Lease.
@@ -143,7 +146,7 @@ func (m *Manager) Tick(ctx context.Context) error {
 		l := &list.Items[i]
 		leases[l.Name] = l
 		if o, ok := m.observed[l.Name]; !ok || o.resourceVersion != l.ResourceVersion {
-			m.observed[l.Name] = observation{resourceVersion: l.ResourceVersion, at: now}
+			m.observed[l.Name] = observation{resourceVersion: l.ResourceVersion, at: now, changed: ok}
 		}
 	}
 
@@ -313,12 +316,16 @@ func (m *Manager) free(l *coordinationv1.Lease, now time.Time) bool {
 
 // lapsedLongAgo reports whether a Lease's own record says it lapsed: not
 // renewed, by its writer's clock, for two lease durations (one of them
-// slack for clocks that disagree). Only for counting members: a replica
-// that has just started has not watched the others' Leases for a lease
-// duration yet (free), and would count a replica dead long ago as a
+// slack for clocks that disagree). Only for counting members, and only for
+// a Lease this replica has not seen written since it first saw it: a
+// replica that has just started has not watched the others' Leases for a
+// lease duration yet (free), and would count a replica dead long ago as a
 // member, take too small a share, and leave unheld the shards the others
-// release to make room for it. Taking a Lease still waits for it to be
-// free as this replica has seen it.
+// release to make room for it. A Lease seen written is live, however far
+// its writer's clock is from ours (review 8: comparing the clocks alone
+// left a joiner without its share, or made the count flap, when they
+// disagreed by about two lease durations). Taking a Lease still waits for
+// it to be free as this replica has seen it.
 func (m *Manager) lapsedLongAgo(l *coordinationv1.Lease, now time.Time) bool {
 	if l.Spec.RenewTime == nil {
 		return false
@@ -332,7 +339,8 @@ func (m *Manager) share(leases map[string]*coordinationv1.Lease, now time.Time) 
 	members := []string{m.Identity}
 	for _, l := range leases {
 		holder := ptr.Deref(l.Spec.HolderIdentity, "")
-		if l.Labels[RoleLabel] != "member" || holder == "" || holder == m.Identity || m.free(l, now) || m.lapsedLongAgo(l, now) {
+		if l.Labels[RoleLabel] != "member" || holder == "" || holder == m.Identity || m.free(l, now) ||
+			(!m.observed[l.Name].changed && m.lapsedLongAgo(l, now)) {
 			continue
 		}
 		if c, ok := l.Labels[CountLabel]; ok && c != strconv.Itoa(m.Set.N()) {
