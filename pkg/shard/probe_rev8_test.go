@@ -16,7 +16,6 @@ import (
 // says "clock skew between replicas does not matter". Both probes failed on
 // cec31eb; since, lapsedLongAgo applies only to a Lease never seen written.
 
-
 // skewedClock is a replica's own clock: the fleet's, off by skew.
 type skewedClock struct {
 	*clocktesting.FakeClock
