@@ -222,7 +222,7 @@ func BenchmarkFiringWire(b *testing.B) {
 	// The status echo as the informer's transform made it when writes were
 	// answered with the whole object: the template shared with the form
 	// made of that answer (slim.NewCronJobLike); and as it is since writes
-	// are answered with the metadata alone (slim.NewSentCronJob), the
+	// are answered with the metadata alone (the transform is slim.FromCronJob), the
 	// template encoded again.
 	cached := slim.NewCronJob(cj)
 	b.Run("status echo", func(b *testing.B) {

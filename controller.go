@@ -204,7 +204,7 @@ func NewController(
 	if err := jobInformer.Informer().SetTransform(slim.FromJob); err != nil {
 		return nil, fmt.Errorf("setting the Job transform: %w", err)
 	}
-	if err := cronJobInformer.Informer().SetTransform(c.slimCronJob); err != nil {
+	if err := cronJobInformer.Informer().SetTransform(slim.FromCronJob); err != nil {
 		return nil, fmt.Errorf("setting the CronJob transform: %w", err)
 	}
 	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
@@ -241,19 +241,6 @@ func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, 10*time.Second),
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
-}
-
-// slimCronJob is the CronJob informer's transform: slim.FromCronJob, but
-// the echo of this process's own status write, the very version that write
-// returned, shares the encoded template of the form made of it then
-// (slim.NewCronJobLike) instead of encoding it again.
-func (c *Controller) slimCronJob(obj any) (any, error) {
-	cj, ok := obj.(*cronv1.CronJob)
-	if !ok {
-		return obj, nil
-	}
-	written, _ := c.writtenCronJobs.Get(cache.MetaObjectToName(cj))
-	return slim.NewCronJobLike(cj, written), nil
 }
 
 // indexByControllerUID keys a Job (in any form) by the UID of its
@@ -943,7 +930,7 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 	if err != nil {
 		return err
 	}
-	c.writtenCronJobs.Wrote(slim.NewSentCronJob(updated))
+	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
 	for _, m := range cj.Status.MissedRuns {
 		before := int64(0)
 		if i := slices.IndexFunc(written.MissedRuns, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {

@@ -22,9 +22,6 @@ type CronJob struct {
 	// template the API server accepts fails to), so that nothing is lost.
 	unencoded *batchv1.JobTemplateSpec
 	status    cronv1.CronJobStatus
-	// sent says the form was made of a CronJob this process wrote and did
-	// not read back (NewSentCronJob).
-	sent bool
 }
 
 // cronJobSpec is cronv1.CronJobSpec without its job template. The round-trip
@@ -61,18 +58,6 @@ var encodeTemplate = func(t *batchv1.JobTemplateSpec) ([]byte, error) { return t
 // cj's owner could change later.
 func NewCronJob(cj *cronv1.CronJob) *CronJob { return NewCronJobLike(cj, nil) }
 
-// NewSentCronJob is NewCronJob of a CronJob this process wrote, whose
-// write the API server answered with the metadata alone: its template is
-// the one sent, not the one the server serves, which can differ (the
-// server applies a CRD's new schema defaults on read). NewCronJobLike
-// never shares such a form's template, so the echo of the write brings the
-// served one into the cache.
-func NewSentCronJob(cj *cronv1.CronJob) *CronJob {
-	s := NewCronJob(cj)
-	s.sent = true
-	return s
-}
-
 // NewCronJobLike is NewCronJob, sharing the encoded job template of prev
 // when prev is the cache form of the very same version of the object (UID
 // and resourceVersion): the echo of a status write is the object that write
@@ -86,7 +71,7 @@ func NewCronJobLike(cj *cronv1.CronJob, prev *CronJob) *CronJob {
 		status:     *cj.Status.DeepCopy(),
 	}
 	switch {
-	case prev != nil && !prev.sent && prev.template != nil && prev.UID == cj.UID && cj.ResourceVersion != "" && prev.ResourceVersion == cj.ResourceVersion:
+	case prev != nil && prev.template != nil && prev.UID == cj.UID && cj.ResourceVersion != "" && prev.ResourceVersion == cj.ResourceVersion:
 		s.template = prev.template
 	default:
 		if template, err := encodeTemplate(&cj.Spec.JobTemplate); err == nil {
