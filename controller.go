@@ -107,7 +107,7 @@ type Controller struct {
 	// broadcaster is the recorder's, when the controller made it itself.
 	broadcaster record.EventBroadcaster
 	// clock is "now" for every scheduling decision.
-	clock clock.WithTicker
+	clock clock.WithTickerAndDelayedExecution
 
 	// cronJobInformer, calendarInformer (nil: none) and calendarIndexer
 	// serve exclusion Calendars; see calendars.go.
@@ -156,7 +156,7 @@ func NewController(
 	cronclientset clientset.Interface,
 	jobInformer batchinformers.JobInformer,
 	cronJobInformer informers.CronJobInformer,
-	clk clock.WithTicker,
+	clk clock.WithTickerAndDelayedExecution,
 	opts ...Option,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -358,17 +358,16 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		// Dropped on purpose, and said once: a retry cannot mend it.
 		klog.FromContext(syncCtx).Info("Sync failed; not retrying", "err", err)
 		c.queue.Forget(key)
-		if requeueAfter > 0 {
-			c.queue.AddAfter(key, requeueAfter)
-		}
 	case err != nil:
 		utilruntime.HandleErrorWithContext(syncCtx, err, "Sync failed; retrying", "cronjob", key)
 		c.queue.AddRateLimited(key)
 	default:
 		c.queue.Forget(key)
-		if requeueAfter > 0 {
-			c.queue.AddAfter(key, requeueAfter)
-		}
+	}
+	// On error too: a retry's backoff grows with each failure in a row, and
+	// the next run must not wait for it.
+	if requeueAfter > 0 {
+		c.queue.AddAfter(key, requeueAfter)
 	}
 	return true
 }
@@ -621,16 +620,20 @@ func (c *Controller) cachedJob(key cache.ObjectName) (*slim.Job, bool) {
 // again, behind them. When many CronJobs are due at once, every Job is
 // created before any status is written, so no Job waits behind another
 // CronJob's status write; the next sync starts from the status it finds kept.
+//
+// Only the runs wait for nothing: what follows them (pruning the history,
+// the status write, releasing finalizers) ends when the next run comes due
+// (untilNextRun), and the next sync takes it up again after starting that
+// run.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
-	orphanErr := c.releaseOrphans(ctx, key)
 	v, err := c.view(ctx, key)
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.Take(key, "")
-		return 0, orphanErr
+		return 0, c.releaseOrphans(ctx, key)
 	}
 	if err != nil {
-		return 0, errors.Join(orphanErr, err)
+		return 0, errors.Join(c.releaseOrphans(ctx, key), err)
 	}
 	plan := planner.Decide(v.input)
 	// The plan's wait counts from the moment it was decided; the requests
@@ -643,7 +646,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
 	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
-	applyErr = errors.Join(orphanErr, applyErr)
+
+	var nextRun time.Time
+	if next := plan.Status.NextScheduleTime; next != nil {
+		nextRun = next.Time
+	}
+	tidy, cancel := untilNextRun(ctx, c.clock, nextRun)
+	defer cancel()
+	applyErr = errors.Join(applyErr, c.tidy(tidy, key, v.cronJob, plan))
 	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown()
 	c.report(v.cronJob, plan, burst)
 
@@ -658,18 +668,49 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		c.queue.Add(key)
 		return wake(), applyErr
 	}
-	if err := c.writeStatus(ctx, cj, &v.written); err != nil {
+	if err := c.writeStatus(tidy, cj, &v.written); err != nil {
 		if apierrors.IsNotFound(err) {
 			return 0, applyErr
 		}
 		// Keep what was decided (Jobs started, misses counted): the retry
 		// starts from it rather than deciding it again.
 		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
-		return 0, errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
+		if leftForNextRun(tidy, err) {
+			klog.FromContext(ctx).V(2).Info("Status write left for the next sync: the next run is due", "err", err)
+			return wake(), applyErr
+		}
+		return wake(), errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
 	// The status just stored records the runs of the Jobs this sync
 	// started or adopted: their finalizers go now, not at some later sync.
-	return wake(), errors.Join(applyErr, c.releaseRecorded(ctx, cj))
+	releaseErr := c.leftOrFailed(tidy, c.releaseRecorded(tidy, cj))
+	return wake(), errors.Join(applyErr, releaseErr)
+}
+
+// tidy does what a sync's plan asks after its runs are started: it prunes
+// the history, releases the finalizers of recorded runs, and releases the
+// Jobs of a CronJob gone under key. It runs under untilNextRun's context;
+// what that cuts short is left for the next sync, without error.
+func (c *Controller) tidy(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, plan *planner.Plan) error {
+	var errs []error
+	for _, d := range plan.Deletes {
+		if d.Reason == planner.DeleteReplace || ctx.Err() != nil {
+			continue
+		}
+		c.deleteOwnedJob(ctx, cj, d, plan) // best effort: no error
+	}
+	errs = append(errs, c.releaseJobs(ctx, cj, plan.Releases), c.releaseOrphans(ctx, key))
+	return c.leftOrFailed(ctx, errors.Join(errs...))
+}
+
+// leftOrFailed drops err when untilNextRun ended ctx: what failed is left
+// for the next sync, due now.
+func (c *Controller) leftOrFailed(ctx context.Context, err error) error {
+	if leftForNextRun(ctx, err) {
+		klog.FromContext(ctx).V(2).Info("Left for the next sync: the next run is due", "err", err)
+		return nil
+	}
+	return err
 }
 
 // syncView is what one sync knows: the CronJob, with the status this
@@ -788,21 +829,24 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 	return jobs, nil
 }
 
-// apply carries out plan for cj and reports each outcome back into it.
-// Deletes go first; a Replace delete that fails holds back the scheduled
+// apply starts the runs of plan for cj and reports each outcome back into
+// it. Replace deletes go first, and one that fails holds back the scheduled
 // creates. Scheduled creates go in order and stop at the first failure a
 // retry may mend, so no run is skipped for a later one; a run-now create
-// stands on its own. The run-record finalizers the plan releases go last,
-// so under a burst no create waits behind them. started says a Job was
-// created; the error joins the failures worth a retry, and a permanent one
-// (noRetry) only when nothing else failed.
+// stands on its own. The rest of the plan is tidy's, after the creates, so
+// no run waits behind it. started says a Job was created; the error joins
+// the failures worth a retry, and a permanent one (noRetry) only when
+// nothing else failed.
 func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planner.Plan) (started bool, _ error) {
 	var errs []error
 	var scheduledBlocked bool
 	for _, d := range plan.Deletes {
+		if d.Reason != planner.DeleteReplace {
+			continue // the history is pruned after the runs start (tidy)
+		}
 		if err := c.deleteOwnedJob(ctx, cj, d, plan); err != nil {
 			errs = append(errs, err)
-			scheduledBlocked = scheduledBlocked || d.Reason == planner.DeleteReplace
+			scheduledBlocked = true
 		}
 	}
 	for _, create := range plan.Creates {
@@ -815,10 +859,6 @@ func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planne
 			errs = append(errs, err)
 			scheduledBlocked = scheduledBlocked || !create.Manual
 		}
-	}
-	// Last: no Job waits behind a release in a burst.
-	if err := c.releaseJobs(ctx, cj, plan.Releases); err != nil {
-		errs = append(errs, err)
 	}
 	return started, errors.Join(errs...)
 }
@@ -902,6 +942,8 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 		c.forgetJob(cj.Namespace, d)
 		plan.AlreadyGone(d)
 		return nil
+	case leftForNextRun(ctx, err):
+		return nil // pruning waits for the next sync; nothing failed
 	default:
 		klog.FromContext(ctx).Error(err, "Deleting Job failed", "job", klog.KRef(cj.Namespace, d.Name), "reason", d.Reason)
 		plan.DeleteFailed(d, err)

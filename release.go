@@ -55,7 +55,9 @@ func (c *Controller) release(ctx context.Context, namespace, name string, uid ty
 		return nil
 	}
 	if err := c.jobs.ReleaseFinalizer(ctx, namespace, name, uid, job.RunRecordFinalizer, finalizers); err != nil {
-		klog.FromContext(ctx).Error(err, "Releasing a Job's run-record finalizer failed", "job", klog.KRef(namespace, name))
+		if !leftForNextRun(ctx, err) {
+			klog.FromContext(ctx).Error(err, "Releasing a Job's run-record finalizer failed", "job", klog.KRef(namespace, name))
+		}
 		return fmt.Errorf("releasing Job %s: %w", name, err)
 	}
 	klog.FromContext(ctx).V(4).Info("Released a Job's run-record finalizer", "job", klog.KRef(namespace, name))

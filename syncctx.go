@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -36,4 +37,35 @@ func syncContext(ctx context.Context, grace time.Duration, clk clock.Clock) (con
 	g, stop := graceContext(ctx, grace, clk)
 	syncCtx, cancel := context.WithTimeout(g, syncTimeout)
 	return syncCtx, func() { cancel(); stop() }
+}
+
+// errNextRunDue ends the part of a sync that follows its creates (pruning
+// the history, the status write, releasing finalizers) when the CronJob's
+// next run comes due first.
+var errNextRunDue = errors.New("the CronJob's next run is due")
+
+// minTidyTime is how long the part of a sync after its creates may always
+// take, even when the next run is due sooner: the status write gets its
+// chance when the creates themselves were slow.
+const minTidyTime = time.Second
+
+// untilNextRun bounds ctx, on clk, to end with errNextRunDue at next (but
+// not before minTidyTime from now); a zero next leaves it unbounded. The
+// work a sync does after starting its runs is bookkeeping that the next
+// sync redoes from what it finds, while client-go waits out each 429's
+// Retry-After inside the call: a request the API server keeps refusing
+// would otherwise hold the CronJob's worker, and its next run, for as long.
+func untilNextRun(ctx context.Context, clk clock.WithDelayedExecution, next time.Time) (context.Context, context.CancelFunc) {
+	bounded, cancel := context.WithCancelCause(ctx)
+	if next.IsZero() {
+		return bounded, func() { cancel(nil) }
+	}
+	t := clk.AfterFunc(max(next.Sub(clk.Now()), minTidyTime), func() { cancel(errNextRunDue) })
+	return bounded, func() { t.Stop(); cancel(nil) }
+}
+
+// leftForNextRun says err is what a request got because untilNextRun ended
+// ctx: the work is left for the next sync, and is no failure.
+func leftForNextRun(ctx context.Context, err error) bool {
+	return err != nil && errors.Is(context.Cause(ctx), errNextRunDue)
 }
