@@ -646,61 +646,91 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
 	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
-
-	var nextRun time.Time
-	if next := plan.Status.NextScheduleTime; next != nil {
-		nextRun = next.Time
-	}
-	tidy, cancel := untilNextRun(ctx, c.clock, nextRun)
-	defer cancel()
-	applyErr = errors.Join(applyErr, c.tidy(tidy, key, v.cronJob, plan))
 	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown()
-	c.report(v.cronJob, plan, burst)
+	// Last, with the Events of the pruning.
+	defer c.report(v.cronJob, plan, burst)
+
+	next := nextRun(v.cronJob, plan, v.input.Now)
+	tidyCtx, cancel := untilNextRun(ctx, c.clock, next)
+	defer cancel()
+	// A failed sync is retried with backoff, and queued for its next run
+	// besides (processNextWorkItem), but not for the plan's other wake-ups
+	// (looking again in a second), which would beat the backoff. One a
+	// retry cannot mend keeps them all.
+	failed := func(err error) (time.Duration, error) {
+		switch {
+		case !retryable(err):
+			return wake(), err
+		case next.IsZero():
+			return 0, err
+		}
+		return max(next.Sub(c.clock.Now()), time.Nanosecond), err
+	}
 
 	cj := v.cronJob
 	cj.Status = plan.Status
-	if equality.Semantic.DeepEqual(v.written, cj.Status) {
-		return wake(), applyErr
-	}
-	if burst {
+	releases := plan.Releases
+	switch {
+	case equality.Semantic.DeepEqual(v.written, cj.Status):
+	case burst:
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
 		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
 		c.queue.Add(key)
-		return wake(), applyErr
-	}
-	if err := c.writeStatus(tidy, cj, &v.written); err != nil {
-		if apierrors.IsNotFound(err) {
+	default:
+		// The status write first: it records the runs just started, and
+		// waits for no pruning.
+		err := c.writeStatus(tidyCtx, cj, &v.written)
+		switch {
+		case err == nil:
+			// The status just stored records the runs of the Jobs this
+			// sync started or adopted: their finalizers go now, not at
+			// some later sync.
+			var listErr error
+			releases, listErr = c.recordedReleases(cj)
+			applyErr = errors.Join(applyErr, listErr)
+		case apierrors.IsNotFound(err):
 			return 0, applyErr
+		default:
+			// Keep what was decided (Jobs started, misses counted): the
+			// retry starts from it rather than deciding it again.
+			c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
+			if leftForNextRun(tidyCtx, err) {
+				klog.FromContext(ctx).V(2).Info("Status write left for the next sync: the next run is due", "err", err)
+			} else {
+				applyErr = errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
+			}
 		}
-		// Keep what was decided (Jobs started, misses counted): the retry
-		// starts from it rather than deciding it again.
-		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
-		if leftForNextRun(tidy, err) {
-			klog.FromContext(ctx).V(2).Info("Status write left for the next sync: the next run is due", "err", err)
-			return wake(), applyErr
-		}
-		return wake(), errors.Join(applyErr, fmt.Errorf("updating status of %s: %w", key, err))
 	}
-	// The status just stored records the runs of the Jobs this sync
-	// started or adopted: their finalizers go now, not at some later sync.
-	releaseErr := c.leftOrFailed(tidy, c.releaseRecorded(tidy, cj))
-	return wake(), errors.Join(applyErr, releaseErr)
+	if err := errors.Join(applyErr, c.tidy(tidyCtx, key, cj, plan, releases)); err != nil {
+		return failed(err)
+	}
+	return wake(), nil
 }
 
-// tidy does what a sync's plan asks after its runs are started: it prunes
-// the history, releases the finalizers of recorded runs, and releases the
-// Jobs of a CronJob gone under key. It runs under untilNextRun's context;
-// what that cuts short is left for the next sync, without error.
-func (c *Controller) tidy(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, plan *planner.Plan) error {
-	var errs []error
+// nextRun is when cj's next scheduled run is due, as plan decided at now;
+// zero when none is planned (a CronJob being deleted keeps a stale time in
+// its status).
+func nextRun(cj *cronv1.CronJob, plan *planner.Plan, now time.Time) time.Time {
+	next := plan.Status.NextScheduleTime
+	if cj.DeletionTimestamp != nil || next == nil || !next.After(now) {
+		return time.Time{}
+	}
+	return next.Time
+}
+
+// tidy does what a sync's plan asks after its runs are started and its
+// status is written: it prunes the history, releases the finalizers of
+// recorded runs, and releases the Jobs of a CronJob gone under key. It runs
+// under untilNextRun's context; what that cuts short is left for the next
+// sync, without error.
+func (c *Controller) tidy(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, plan *planner.Plan, releases []planner.Release) error {
 	for _, d := range plan.Deletes {
 		if d.Reason == planner.DeleteReplace || ctx.Err() != nil {
 			continue
 		}
 		c.deleteOwnedJob(ctx, cj, d, plan) // best effort: no error
 	}
-	errs = append(errs, c.releaseJobs(ctx, cj, plan.Releases), c.releaseOrphans(ctx, key))
-	return c.leftOrFailed(ctx, errors.Join(errs...))
+	return c.leftOrFailed(ctx, errors.Join(c.releaseJobs(ctx, cj, releases), c.releaseOrphans(ctx, key)))
 }
 
 // leftOrFailed drops err when untilNextRun ended ctx: what failed is left

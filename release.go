@@ -31,6 +31,10 @@ import (
 func (c *Controller) releaseJobs(ctx context.Context, cj *cronv1.CronJob, releases []planner.Release) error {
 	var errs []error
 	for _, r := range releases {
+		if ctx.Err() != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
 		if err := c.release(ctx, cj.Namespace, r.Name, r.UID, r.Finalizers); err != nil {
 			errs = append(errs, err)
 		}
@@ -41,12 +45,22 @@ func (c *Controller) releaseJobs(ctx context.Context, cj *cronv1.CronJob, releas
 // releaseRecorded releases the Jobs of cj whose runs cj.Status, just
 // written, records.
 func (c *Controller) releaseRecorded(ctx context.Context, cj *cronv1.CronJob) error {
-	jobs, err := c.jobsOwnedBy(cj)
+	releases, err := c.recordedReleases(cj)
 	if err != nil {
 		return err
 	}
-	releases, _ := planner.Releases(cj, jobs, &cj.Status)
 	return c.releaseJobs(ctx, cj, releases)
+}
+
+// recordedReleases lists the Jobs of cj holding the run-record finalizer
+// whose runs cj.Status, just written, records.
+func (c *Controller) recordedReleases(cj *cronv1.CronJob) ([]planner.Release, error) {
+	jobs, err := c.jobsOwnedBy(cj)
+	if err != nil {
+		return nil, err
+	}
+	releases, _ := planner.Releases(cj, jobs, &cj.Status)
+	return releases, nil
 }
 
 // release removes the finalizer from one Job and remembers it did.
