@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,8 +173,10 @@ func TestProbeRev9HeldBookkeepingNeverStarvesTheStatusWrite(t *testing.T) {
 
 			for i, next := range []time.Time{at(time.Hour), at(2 * time.Hour)} {
 				done := syncInBackground(ctx, c, key)
-				if name := awaitEntered(t, entered, "held request"); name != tc.old.Name {
-					t.Fatalf("sync %d: held request for %s, want %s", i, name, tc.old.Name)
+				// The first request held: the old Job's, or (releases
+				// go in no set order) that of a Job this sync recorded.
+				if name := awaitEntered(t, entered, "held request"); name != tc.old.Name && !strings.HasPrefix(name, "cj-") {
+					t.Fatalf("sync %d: held request for %s, want one of the CronJob's Jobs", i, name)
 				}
 				f.clock.SetTime(next)
 				if r := awaitSync(t, done, "the held request was not cut"); r.err != nil {
