@@ -719,18 +719,20 @@ func nextRun(cj *cronv1.CronJob, plan *planner.Plan, now time.Time) time.Time {
 }
 
 // tidy does what a sync's plan asks after its runs are started and its
-// status is written: it prunes the history, releases the finalizers of
-// recorded runs, and releases the Jobs of a CronJob gone under key. It runs
-// under untilNextRun's context; what that cuts short is left for the next
-// sync, without error.
+// status is written: it releases the finalizers of recorded runs and the
+// Jobs of a CronJob gone under key, then prunes the history (a pruned Job
+// released first goes at once, not through Terminating). It runs under
+// untilNextRun's context; what that cuts short is left for the next sync,
+// without error.
 func (c *Controller) tidy(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, plan *planner.Plan, releases []planner.Release) error {
+	err := errors.Join(c.releaseJobs(ctx, cj, releases), c.releaseOrphans(ctx, key))
 	for _, d := range plan.Deletes {
 		if d.Reason == planner.DeleteReplace || ctx.Err() != nil {
 			continue
 		}
 		c.deleteOwnedJob(ctx, cj, d, plan) // best effort: no error
 	}
-	return c.leftOrFailed(ctx, errors.Join(c.releaseJobs(ctx, cj, releases), c.releaseOrphans(ctx, key)))
+	return c.leftOrFailed(ctx, err)
 }
 
 // leftOrFailed drops err when untilNextRun ended ctx: what failed is left

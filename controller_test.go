@@ -823,7 +823,7 @@ func TestPruneFailureIsBestEffort(t *testing.T) {
 		t.Fatalf("a failed prune must not fail the sync: %v", err)
 	}
 	writes := describe(f.kubeclient.Actions(), true)
-	want := []string{"create jobs default/" + jobName(topOfHour), "delete jobs default/" + f.jobs[0].Name, "delete jobs default/" + f.jobs[1].Name, "patch jobs default/" + jobName(topOfHour)}
+	want := []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "delete jobs default/" + f.jobs[0].Name, "delete jobs default/" + f.jobs[1].Name}
 	if !slices.Equal(writes, want) {
 		t.Errorf("writes %q, want %q", writes, want)
 	}
