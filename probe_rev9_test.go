@@ -213,23 +213,6 @@ func (r *refusedStatus) UpdateStatus(context.Context, *cronv1.CronJob) (*cronv1.
 	return nil, apierrors.NewInternalError(fmt.Errorf("etcd is sad"))
 }
 
-// delaySpy records what processNextWorkItem asks of the queue.
-type delaySpy struct {
-	workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	after       []time.Duration
-	rateLimited int
-}
-
-func (s *delaySpy) AddAfter(key cache.ObjectName, d time.Duration) {
-	s.after = append(s.after, d)
-	s.TypedRateLimitingInterface.AddAfter(key, d)
-}
-
-func (s *delaySpy) AddRateLimited(key cache.ObjectName) {
-	s.rateLimited++
-	s.TypedRateLimitingInterface.AddRateLimited(key)
-}
-
 // FINDING 3. On error the CronJob is now also queued for plan.RequeueAfter,
 // which is not only the next run: the planner asks to look again in 1 s
 // while a finished Job's run is not yet in the stored status (pruneHistory,
@@ -252,7 +235,7 @@ func TestProbeRev9FailedSyncKeepsItsBackoffWhenNoRunIsDue(t *testing.T) {
 		limiter.When(key)
 	}
 	c.queue.ShutDown()
-	spy := &delaySpy{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+	spy := &requeueSpy{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Clock: f.clock})}
 	c.queue = spy
 	t.Cleanup(spy.ShutDown)
