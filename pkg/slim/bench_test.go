@@ -48,15 +48,3 @@ func BenchmarkExpandCronJob(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkNewCronJobLike is the transform of a status write's echo: the
-// same CronJob, spec unchanged, its template shared with the cached form.
-func BenchmarkNewCronJobLike(b *testing.B) {
-	cj := typicalCronJob()
-	cj.Generation = 1
-	prev := NewCronJob(cj)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = NewCronJobLike(cj, prev)
-	}
-}

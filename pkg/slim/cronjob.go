@@ -56,29 +56,15 @@ var encodeTemplate = func(t *batchv1.JobTemplateSpec) ([]byte, error) { return t
 
 // NewCronJob returns the cache form of cj. It shares no memory with cj that
 // cj's owner could change later.
-func NewCronJob(cj *cronv1.CronJob) *CronJob { return NewCronJobLike(cj, nil) }
-
-// NewCronJobLike is NewCronJob, sharing the encoded job template of prev
-// when prev is the cache form of the very same version of the object (UID
-// and resourceVersion): the echo of a status write is the object that write
-// returned, whose form this process made already, and re-encoding its
-// template was the largest part of turning it slim. (Not the same spec by
-// generation: the API server may apply new schema defaults on read without
-// bumping it.) The shared bytes are never changed.
-func NewCronJobLike(cj *cronv1.CronJob, prev *CronJob) *CronJob {
+func NewCronJob(cj *cronv1.CronJob) *CronJob {
 	s := &CronJob{
 		ObjectMeta: *cj.ObjectMeta.DeepCopy(),
 		status:     *cj.Status.DeepCopy(),
 	}
-	switch {
-	case prev != nil && prev.template != nil && prev.UID == cj.UID && cj.ResourceVersion != "" && prev.ResourceVersion == cj.ResourceVersion:
-		s.template = prev.template
-	default:
-		if template, err := encodeTemplate(&cj.Spec.JobTemplate); err == nil {
-			s.template = template
-		} else {
-			s.unencoded = cj.Spec.JobTemplate.DeepCopy()
-		}
+	if template, err := encodeTemplate(&cj.Spec.JobTemplate); err == nil {
+		s.template = template
+	} else {
+		s.unencoded = cj.Spec.JobTemplate.DeepCopy()
 	}
 	s.ManagedFields = nil
 	spec := &cj.Spec
