@@ -621,10 +621,10 @@ func (c *Controller) cachedJob(key cache.ObjectName) (*slim.Job, bool) {
 // created before any status is written, so no Job waits behind another
 // CronJob's status write; the next sync starts from the status it finds kept.
 //
-// Only the runs wait for nothing: what follows them (pruning the history,
-// the status write, releasing finalizers) ends when the next run comes due
-// (untilNextRun), and the next sync takes it up again after starting that
-// run.
+// Only the runs wait for nothing: what follows them (the status write,
+// releasing finalizers, pruning the history) ends when the next run comes
+// due (untilNextRun), and the next sync takes it up again after starting
+// that run.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
 	v, err := c.view(ctx, key)
 	if apierrors.IsNotFound(err) {
@@ -732,17 +732,7 @@ func (c *Controller) tidy(ctx context.Context, key cache.ObjectName, cj *cronv1.
 		}
 		c.deleteOwnedJob(ctx, cj, d, plan) // best effort: no error
 	}
-	return c.leftOrFailed(ctx, err)
-}
-
-// leftOrFailed drops err when untilNextRun ended ctx: what failed is left
-// for the next sync, due now.
-func (c *Controller) leftOrFailed(ctx context.Context, err error) error {
-	if leftForNextRun(ctx, err) {
-		klog.FromContext(ctx).V(2).Info("Left for the next sync: the next run is due", "err", err)
-		return nil
-	}
-	return err
+	return leftOrFailed(ctx, err)
 }
 
 // syncView is what one sync knows: the CronJob, with the status this

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -39,9 +40,9 @@ func syncContext(ctx context.Context, grace time.Duration, clk clock.Clock) (con
 	return syncCtx, func() { cancel(); stop() }
 }
 
-// errNextRunDue ends the part of a sync that follows its creates (pruning
-// the history, the status write, releasing finalizers) when the CronJob's
-// next run comes due first.
+// errNextRunDue ends the part of a sync that follows its creates (the
+// status write, releasing finalizers, pruning the history) when the
+// CronJob's next run comes due first.
 var errNextRunDue = errors.New("the CronJob's next run is due")
 
 // minTidyTime is how long the part of a sync after its creates may always
@@ -68,4 +69,14 @@ func untilNextRun(ctx context.Context, clk clock.WithDelayedExecution, next time
 // ctx: the work is left for the next sync, and is no failure.
 func leftForNextRun(ctx context.Context, err error) bool {
 	return err != nil && errors.Is(context.Cause(ctx), errNextRunDue)
+}
+
+// leftOrFailed drops err when untilNextRun ended ctx: what failed is left
+// for the next sync, due now.
+func leftOrFailed(ctx context.Context, err error) error {
+	if leftForNextRun(ctx, err) {
+		klog.FromContext(ctx).V(2).Info("Left for the next sync: the next run is due", "err", err)
+		return nil
+	}
+	return err
 }
