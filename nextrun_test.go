@@ -25,40 +25,44 @@ import (
 // Retry-Afters as it meets: client-go waits each one out inside the call,
 // until the context ends. These stand-ins hold a request that way.
 
-// stalledReleases holds every finalizer release until its context ends.
+// held records each request it holds, by name, then holds it until its
+// context ends.
+type held chan string
+
+func (h held) hold(ctx context.Context, name string) error {
+	h <- name
+	<-ctx.Done()
+	return fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+}
+
+// stalledReleases holds every finalizer release.
 type stalledReleases struct {
 	control.Jobs
-	entered chan string
+	entered held
 }
 
-func (s *stalledReleases) ReleaseFinalizer(ctx context.Context, namespace, name string, _ types.UID, _ string, _ []string) error {
-	s.entered <- name
-	<-ctx.Done()
-	return fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+func (s *stalledReleases) ReleaseFinalizer(ctx context.Context, _, name string, _ types.UID, _ string, _ []string) error {
+	return s.entered.hold(ctx, name)
 }
 
-// stalledDeletes holds every Job delete until its context ends.
+// stalledDeletes holds every Job delete.
 type stalledDeletes struct {
 	control.Jobs
-	entered chan string
+	entered held
 }
 
-func (s *stalledDeletes) Delete(ctx context.Context, namespace, name string, _ types.UID) error {
-	s.entered <- name
-	<-ctx.Done()
-	return fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+func (s *stalledDeletes) Delete(ctx context.Context, _, name string, _ types.UID) error {
+	return s.entered.hold(ctx, name)
 }
 
-// stalledStatus holds every status write until its context ends.
+// stalledStatus holds every status write.
 type stalledStatus struct {
 	control.CronJobs
-	entered chan string
+	entered held
 }
 
 func (s *stalledStatus) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
-	s.entered <- cj.Name
-	<-ctx.Done()
-	return nil, fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+	return nil, s.entered.hold(ctx, cj.Name)
 }
 
 type syncResult struct {
@@ -100,6 +104,30 @@ func awaitSync(t *testing.T, done <-chan syncResult, why string) syncResult {
 	}
 }
 
+// syncHeldUntilNextRun syncs key while the API server holds one of its
+// requests (entered), runs whileHeld (if any), moves the clock by toNextRun
+// to the next run, and expects the sync to give the held request up at
+// once, with no error, asking to come back at once. It returns the name the
+// held request was for.
+func syncHeldUntilNextRun(t *testing.T, ctx context.Context, f *fixture, c *Controller, key cache.ObjectName,
+	entered held, toNextRun time.Duration, what string, whileHeld func()) string {
+	t.Helper()
+	done := syncInBackground(ctx, c, key)
+	name := awaitEntered(t, entered, what)
+	if whileHeld != nil {
+		whileHeld()
+	}
+	f.clock.Step(toNextRun)
+	r := awaitSync(t, done, "a "+what+" the API server holds holds the worker past the next run")
+	if r.err != nil {
+		t.Errorf("sync error %v, want none: the %s is left for the next sync", r.err, what)
+	}
+	if r.requeue <= 0 || r.requeue > time.Millisecond {
+		t.Errorf("requeue after %v, want at once: the next run is due", r.requeue)
+	}
+	return name
+}
+
 // The finalizer release of a recorded run is bookkeeping: when the API
 // server holds it (429 after 429), it must not hold the CronJob's worker
 // past the next run, or that run starts late and, on a short schedule, is
@@ -113,20 +141,12 @@ func TestSlowReleaseNeverHoldsTheNextRun(t *testing.T) {
 	c, kubeFactory, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
 	jobs := c.jobs
-	stalled := &stalledReleases{Jobs: jobs, entered: make(chan string, 4)}
+	stalled := &stalledReleases{Jobs: jobs, entered: make(held, 4)}
 	c.jobs = stalled
 
-	done := syncInBackground(ctx, c, key)
-	if name := awaitEntered(t, stalled.entered, "release"); name != jobName(topOfHour) {
+	// 11:00, the next run, comes due while the release is held.
+	if name := syncHeldUntilNextRun(t, ctx, f, c, key, stalled.entered, time.Hour-time.Second, "release", nil); name != jobName(topOfHour) {
 		t.Fatalf("released %s, want the new Job %s", name, jobName(topOfHour))
-	}
-	f.clock.Step(time.Hour - time.Second) // 11:00, the next run is due
-	r := awaitSync(t, done, "a release the API server holds holds the worker past the next run")
-	if r.err != nil {
-		t.Errorf("sync error %v, want none: the release is only left for the next sync", r.err)
-	}
-	if r.requeue <= 0 || r.requeue > time.Millisecond {
-		t.Errorf("requeue after %v, want at once: the next run is due", r.requeue)
 	}
 	if st := f.writtenStatus(); st == nil || len(st.Status.Active) != 1 {
 		t.Fatalf("status written %+v, want the 10:00 run recorded before the release", st)
@@ -160,19 +180,10 @@ func TestSlowStatusWriteNeverHoldsTheNextRun(t *testing.T) {
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
 	cronJobs := c.cronJobs
-	stalled := &stalledStatus{CronJobs: cronJobs, entered: make(chan string, 4)}
+	stalled := &stalledStatus{CronJobs: cronJobs, entered: make(held, 4)}
 	c.cronJobs = stalled
 
-	done := syncInBackground(ctx, c, key)
-	awaitEntered(t, stalled.entered, "status write")
-	f.clock.Step(time.Hour - time.Second)
-	r := awaitSync(t, done, "a status write the API server holds holds the worker past the next run")
-	if r.err != nil {
-		t.Errorf("sync error %v, want none: the status is kept for the next sync", r.err)
-	}
-	if r.requeue <= 0 || r.requeue > time.Millisecond {
-		t.Errorf("requeue after %v, want at once: the next run is due", r.requeue)
-	}
+	syncHeldUntilNextRun(t, ctx, f, c, key, stalled.entered, time.Hour-time.Second, "status write", nil)
 
 	c.cronJobs = cronJobs
 	if _, err := c.syncHandler(ctx, key); err != nil {
@@ -203,20 +214,16 @@ func TestSlowHistoryDeleteNeverHoldsARun(t *testing.T) {
 	old := newJob(at(-time.Hour), succeeded)
 	f.jobs = []*batchv1.Job{old}
 	c, _, _ := f.newController(ctx)
-	stalled := &stalledDeletes{Jobs: c.jobs, entered: make(chan string, 4)}
+	stalled := &stalledDeletes{Jobs: c.jobs, entered: make(held, 4)}
 	c.jobs = stalled
 
-	done := syncInBackground(ctx, c, cache.MetaObjectToName(cj))
-	if name := awaitEntered(t, stalled.entered, "history delete"); name != old.Name {
-		t.Fatalf("deleted %s, want %s", name, old.Name)
+	createdFirst := func() {
+		if writes := describe(f.kubeclient.Actions(), true); !slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) {
+			t.Errorf("writes %q while the history delete is held, want the 10:00 run created first", writes)
+		}
 	}
-	if writes := describe(f.kubeclient.Actions(), true); !slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) {
-		t.Errorf("writes %q while the history delete is held, want the 10:00 run created first", writes)
-	}
-	f.clock.Step(time.Hour - 5*time.Second)
-	r := awaitSync(t, done, "a history delete the API server holds holds the worker past the next run")
-	if r.err != nil {
-		t.Errorf("sync error %v, want none: pruning is best effort", r.err)
+	if name := syncHeldUntilNextRun(t, ctx, f, c, cache.MetaObjectToName(cj), stalled.entered, time.Hour-5*time.Second, "history delete", createdFirst); name != old.Name {
+		t.Errorf("deleted %s, want %s", name, old.Name)
 	}
 }
 

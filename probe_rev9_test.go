@@ -90,7 +90,7 @@ func TestProbeRev9DeletingCronJobReleaseCutIsRetried(t *testing.T) {
 	})
 	f.jobs = []*batchv1.Job{j}
 	c, _, _ := f.newController(ctx)
-	stalled := &throttledReleases{Jobs: c.jobs, clock: f.clock, entered: make(chan string, 4)}
+	stalled := &throttledReleases{Jobs: c.jobs, clock: f.clock, entered: make(held, 4)}
 	c.jobs = stalled
 	c.cronJobs = &ctxStatus{CronJobs: c.cronJobs}
 
@@ -141,7 +141,7 @@ func TestProbeRev9HeldBookkeepingNeverStarvesTheStatusWrite(t *testing.T) {
 			opts: []func(*cronv1.CronJob){func(cj *cronv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0) }},
 			old:  newJob(at(-time.Hour), succeeded),
 			stall: func(c *Controller) <-chan string {
-				s := &stalledDeletes{Jobs: c.jobs, entered: make(chan string, 4)}
+				s := &stalledDeletes{Jobs: c.jobs, entered: make(held, 4)}
 				c.jobs = s
 				return s.entered
 			},
@@ -150,7 +150,7 @@ func TestProbeRev9HeldBookkeepingNeverStarvesTheStatusWrite(t *testing.T) {
 			name: "release of a recorded Job held",
 			old:  newJob(at(-time.Hour), running, holdingRecord),
 			stall: func(c *Controller) <-chan string {
-				s := &stalledReleases{Jobs: c.jobs, entered: make(chan string, 4)}
+				s := &stalledReleases{Jobs: c.jobs, entered: make(held, 4)}
 				c.jobs = s
 				return s.entered
 			},
