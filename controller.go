@@ -92,9 +92,10 @@ type Controller struct {
 	// CronJob looked gone to an event handler, by the key of that CronJob:
 	// its sync releases them, or they would hang in Terminating.
 	orphans *orphans
-	// deferred holds statuses computed by syncs that started a Job while
-	// other CronJobs waited in the queue; see syncHandler.
-	deferred *ownwrites.Pending[*cronv1.CronJobStatus]
+	// deferred holds statuses decided but not stored: by syncs that
+	// started a Job while other CronJobs waited in the queue, or whose
+	// write failed or was cut; see syncHandler.
+	deferred *ownwrites.Pending[deferredStatus]
 	// heldEvents are the Events held in a burst, and those of a CronJob
 	// queued behind its held ones; see events.go.
 	heldEvents *heldEvents
@@ -182,7 +183,7 @@ func NewController(
 		releasedJobs:    ownwrites.NewDeletes(clk, ownWritesTTL),
 		orphans:         newOrphans(),
 		calendarCache:   planner.NewCalendarCache(),
-		deferred:        ownwrites.NewPending[*cronv1.CronJobStatus](),
+		deferred:        ownwrites.NewPending[deferredStatus](),
 		heldEvents:      newHeldEvents(clk),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -674,12 +675,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	case equality.Semantic.DeepEqual(v.written, cj.Status):
 	case burst:
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
-		c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
+		c.deferred.Put(key, cj.UID, deferredStatus{cj.Status.DeepCopy(), v.counted})
 		c.queue.Add(key)
 	default:
 		// The status write first: it records the runs just started, and
 		// waits for no pruning.
-		err := c.writeStatus(tidyCtx, cj, &v.written)
+		err := c.writeStatus(tidyCtx, cj, v.counted)
 		switch {
 		case err == nil:
 			// The status just stored records the runs of the Jobs this
@@ -693,7 +694,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		default:
 			// Keep what was decided (Jobs started, misses counted): the
 			// retry starts from it rather than deciding it again.
-			c.deferred.Put(key, cj.UID, cj.Status.DeepCopy())
+			c.deferred.Put(key, cj.UID, deferredStatus{cj.Status.DeepCopy(), v.counted})
 			if leftForNextRun(tidyCtx, err) {
 				klog.FromContext(ctx).V(2).Info("Status write left for the next sync: the next run is due", "err", err)
 			} else {
@@ -743,7 +744,19 @@ type syncView struct {
 	// written is the status the API server holds, as far as this process
 	// knows: a sync writes only when its decision differs from it.
 	written cronv1.CronJobStatus
+	// counted are the missed runs the missed-run metric has counted for
+	// the CronJob: written's, or those a kept decision was counted against.
+	counted []cronv1.MissedRuns
 	input   planner.Input
+}
+
+// deferredStatus is a status decided but not stored yet, with the missed
+// runs the metric had counted when it was decided. A write whose answer
+// was lost (cut, timed out) may have landed, and the cache then shows its
+// counts as written: the metric still owes them, and counts from counted.
+type deferredStatus struct {
+	status  *cronv1.CronJobStatus
+	counted []cronv1.MissedRuns
 }
 
 // view gathers the one view of state a sync decides from. Three sources
@@ -757,7 +770,10 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		return nil, err
 	}
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
-	if status, ok := c.deferred.Take(key, cj.UID); ok {
+	v.counted = v.written.MissedRuns
+	if d, ok := c.deferred.Take(key, cj.UID); ok {
+		status := d.status
+		v.counted = d.counted
 		if status.ObservedGeneration == cj.Generation {
 			cj.Status = *status
 		} else {
@@ -984,12 +1000,12 @@ func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 	c.deletedJobs.Deleted(d.UID)
 }
 
-// writeStatus writes cj's status over written, the status the API server
-// held, and remembers the result until the cache shows it. The missed-run
-// metric grows here, by what the write adds to status.missedRuns, so it
+// writeStatus writes cj's status and remembers the result until the cache
+// shows it. The missed-run metric grows here, by what the write adds to
+// counted (the missed runs counted already, see deferredStatus), so it
 // counts what the status counts: a decision never written (made again after
 // an edit, lost in a crash) counts nothing.
-func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, written *cronv1.CronJobStatus) error {
+func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, counted []cronv1.MissedRuns) error {
 	updated, err := c.cronJobs.UpdateStatus(ctx, cj)
 	if err != nil {
 		return err
@@ -997,8 +1013,8 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, writte
 	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
 	for _, m := range cj.Status.MissedRuns {
 		before := int64(0)
-		if i := slices.IndexFunc(written.MissedRuns, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {
-			before = written.MissedRuns[i].Count
+		if i := slices.IndexFunc(counted, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {
+			before = counted[i].Count
 		}
 		if m.Count > before {
 			metrics.MissedSchedules.WithLabelValues(m.Reason).Add(float64(m.Count - before))
@@ -1021,9 +1037,8 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 		if err != nil || cj.UID != d.UID {
 			continue
 		}
-		written := cj.Status
-		cj.Status = *d.Value
-		if err := c.writeStatus(ctx, cj, &written); err != nil {
+		cj.Status = *d.Value.status
+		if err := c.writeStatus(ctx, cj, d.Value.counted); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
 			continue
 		}
