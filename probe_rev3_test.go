@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
@@ -28,6 +30,21 @@ func (s *getSpy) Get() (cache.ObjectName, bool) {
 	default:
 	}
 	return s.TypedRateLimitingInterface.Get()
+}
+
+// clockTimerSpy says the duration of each timer made on its clock.
+type clockTimerSpy struct {
+	*testingclock.FakeClock
+	made chan time.Duration
+}
+
+func (s *clockTimerSpy) NewTimer(d time.Duration) clock.Timer {
+	t := s.FakeClock.NewTimer(d)
+	select {
+	case s.made <- d:
+	default:
+	}
+	return t
 }
 
 // blockingStatus hands each UpdateStatus's context to the test and waits
@@ -61,8 +78,9 @@ func TestProbeDeferredFlushOutlivesLeaseGrace(t *testing.T) {
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
 	cronFactory := informers.NewSharedInformerFactory(f.client, 0)
 	const grace = time.Second
+	clk := &clockTimerSpy{FakeClock: f.clock, made: make(chan time.Duration, 16)}
 	c, err := NewController(ctx, f.kubeclient, f.client, kubeFactory.Batch().V1().Jobs(),
-		cronFactory.Batch().V1().CronJobs(), f.clock, WithEventRecorder(f.recorder), WithLeaseGrace(grace))
+		cronFactory.Batch().V1().CronJobs(), clk, WithEventRecorder(f.recorder), WithLeaseGrace(grace))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +125,16 @@ func TestProbeDeferredFlushOutlivesLeaseGrace(t *testing.T) {
 	case writeCtx = <-b.called:
 	case <-time.After(30 * time.Second):
 		t.Fatal("no deferred status written after the workers stopped")
+	}
+	// The grace timer starts in a goroutine of its own once the Lease is
+	// lost: stepping the clock before it exists would pass it by.
+	for made := false; !made; {
+		select {
+		case d := <-clk.made:
+			made = d == grace
+		case <-time.After(30 * time.Second):
+			t.Fatal("no grace timer started after the Lease was lost")
+		}
 	}
 	// The fence passes while the write is in flight.
 	f.clock.Step(2 * grace)
