@@ -94,7 +94,8 @@ func TestProbeRev10RunNowAcrossACutStatusWrite(t *testing.T) {
 	}
 }
 
-// FINDING 1 (fails on this change). The missed-run metric says it counts what status.missedRuns counts. A
+// FINDING 1 (failed on c05170c; passes since a2b9a63, deferredStatus.counted).
+// The missed-run metric says it counts what status.missedRuns counts. A
 // status write that landed but whose answer the next run cut (lostAnswerStatus)
 // stored the superseded 09:00 run in status.missedRuns; the metric must grow
 // by that run once the controller settles, not by none. The bound makes such
