@@ -120,6 +120,7 @@ func main() {
 		return nil
 	})
 	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
+	flag.BoolVar(&runRecordFinalizers, "memory-finalizers", false, "in the memory benchmark, create the Jobs with the run-record finalizer, so the controller's first syncs also release 20,000 of them (by default they are created as a restart finds them: released)")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
 	flag.Parse()
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
