@@ -771,7 +771,8 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	}
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
 	v.counted = v.written.MissedRuns
-	if d, ok := c.deferred.Take(key, cj.UID); ok {
+	d, took := c.deferred.Take(key, cj.UID)
+	if took {
 		status := d.status
 		v.counted = d.counted
 		if status.ObservedGeneration == cj.Generation {
@@ -784,10 +785,16 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		}
 	}
 	jobs, err := c.jobsOwnedBy(cj)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		jobs, err = c.resolveFailedCreates(ctx, cj, jobs)
 	}
-	if jobs, err = c.resolveFailedCreates(ctx, cj, jobs); err != nil {
+	if err != nil {
+		if took {
+			// The decision stands, and holds what the cache cannot show
+			// (when an edit was first seen, runs started): a sync that
+			// could not look must not drop it.
+			c.deferred.Put(key, cj.UID, d)
+		}
 		return nil, err
 	}
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}

@@ -519,3 +519,68 @@ func TestLostCreateResponseIsNoMiss(t *testing.T) {
 			w.Status.LastScheduleTime, w.Status.Active, w.Status.MissedRuns)
 	}
 }
+
+// A sync whose view fails after it has taken a deferred status (here the
+// lookup of a Job whose create failed is answered 503) must keep that
+// status: it holds what the cache cannot show, here when the schedule edit
+// was first seen. Lost, the next sync takes the edit as seen only then, and
+// the run due between the two is neither started nor counted. (Model seed
+// 1795535714.)
+func TestFailedViewKeepsTheDeferredStatus(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-2*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-30*time.Minute)), withSchedule("*/5 * * * *"), inForce("30 * * * *", "UTC"))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	faults := map[string]bool{"update cronjobs/status": true}
+	injected := func(verb, resource string) core.ReactionFunc {
+		return func(a core.Action) (bool, runtime.Object, error) {
+			what := verb + " " + resource
+			if a.GetSubresource() != "" {
+				what += "/" + a.GetSubresource()
+			}
+			if faults[what] {
+				return true, nil, apierrors.NewInternalError(errors.New("injected: " + what))
+			}
+			return false, nil, nil
+		}
+	}
+	f.client.PrependReactor("update", "cronjobs", injected("update", "cronjobs"))
+	f.kubeclient.PrependReactor("create", "jobs", injected("create", "jobs"))
+	f.kubeclient.PrependReactor("get", "jobs", injected("get", "jobs"))
+
+	// 09:58: the edit from half past every hour to every five minutes is
+	// seen; nothing is due (the times before it were not runs), and the
+	// status recording it fails.
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed status write was not reported")
+	}
+	// 10:00:01: the 10:00 run is due under the new schedule; its create
+	// fails without saying whether it was applied, and so does the status.
+	f.clock.SetTime(at(time.Second))
+	faults["create jobs"] = true
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed create was not reported")
+	}
+	// 10:00:03: the lookup of that Job fails, so the sync cannot decide.
+	f.clock.SetTime(at(3 * time.Second))
+	faults["get jobs"] = true
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed lookup was not reported")
+	}
+	// 10:00:05: everything answers. The Job was never made: the 10:00 run
+	// starts now.
+	f.clock.SetTime(at(5 * time.Second))
+	clear(faults)
+	f.kubeclient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := created(f), []string{jobName(at(0))}; !slices.Equal(got, want) {
+		t.Errorf("created %q, want %q: the run due after the edit was seen", got, want)
+	}
+	w := f.writtenStatus()
+	if w == nil || w.Status.ScheduleChangeTime == nil || !w.Status.ScheduleChangeTime.Time.Equal(at(-2*time.Minute)) {
+		t.Errorf("written status %+v: want the edit recorded as seen at 09:58", w)
+	}
+}
