@@ -675,7 +675,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	case equality.Semantic.DeepEqual(v.written, cj.Status):
 	case burst:
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
-		c.deferred.Put(key, cj.UID, deferredStatus{cj.Status.DeepCopy(), v.counted})
+		c.keep(key, cj, v.counted)
 		c.queue.Add(key)
 	default:
 		// The status write first: it records the runs just started, and
@@ -694,7 +694,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		default:
 			// Keep what was decided (Jobs started, misses counted): the
 			// retry starts from it rather than deciding it again.
-			c.deferred.Put(key, cj.UID, deferredStatus{cj.Status.DeepCopy(), v.counted})
+			c.keep(key, cj, v.counted)
 			if leftForNextRun(tidyCtx, err) {
 				klog.FromContext(ctx).V(2).Info("Status write left for the next sync: the next run is due", "err", err)
 			} else {
@@ -757,6 +757,35 @@ type syncView struct {
 type deferredStatus struct {
 	status  *cronv1.CronJobStatus
 	counted []cronv1.MissedRuns
+	// hold is the hold of the CronJob's shard it was decided under (see
+	// holdOf); a decision outlives no move of its shard.
+	hold uint64
+}
+
+// holdOf names this replica's hold of the shard of the CronJob with uid:
+// the generation the shard was acquired at, 0 without -shards, and false
+// when the shard is not held.
+func (c *Controller) holdOf(uid types.UID) (uint64, bool) {
+	if c.shards == nil {
+		return 0, true
+	}
+	return c.shards.Acquired(uid)
+}
+
+// keep keeps the status decided for cj, to be written by a later sync.
+func (c *Controller) keep(key cache.ObjectName, cj *cronv1.CronJob, counted []cronv1.MissedRuns) {
+	hold, _ := c.holdOf(cj.UID)
+	c.deferred.Put(key, cj.UID, deferredStatus{cj.Status.DeepCopy(), counted, hold})
+}
+
+// current reports whether a kept decision still stands for this replica:
+// its shard has been held since it was made. A shard that moved away and
+// back may have had its runs started and recorded by another replica, and
+// the old decision would start them again; the sync decides afresh, from
+// the status and the Jobs, as after a restart.
+func (c *Controller) current(d deferredStatus, uid types.UID) bool {
+	hold, held := c.holdOf(uid)
+	return held && hold == d.hold
 }
 
 // view gathers the one view of state a sync decides from. Three sources
@@ -772,6 +801,10 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
 	v.counted = v.written.MissedRuns
 	d, took := c.deferred.Take(key, cj.UID)
+	if took && !c.current(d, cj.UID) {
+		klog.FromContext(ctx).V(2).Info("Dropped a deferred status decided before the CronJob's shard moved; deciding again")
+		took = false
+	}
 	if took {
 		status := d.status
 		v.counted = d.counted
@@ -1041,7 +1074,7 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 	defer cancel()
 	for key, d := range c.deferred.Drain() {
 		cj, err := c.cachedCronJob(ctx, key)
-		if err != nil || cj.UID != d.UID {
+		if err != nil || cj.UID != d.UID || !c.current(d.Value, cj.UID) {
 			continue
 		}
 		cj.Status = *d.Value.status

@@ -192,6 +192,20 @@ func (s *Set) Owns(uid types.UID) bool {
 	return ok
 }
 
+// Acquired returns the generation at which the shard of the object with
+// shard key uid was acquired, and whether it is held. A shard lost and
+// acquired again has a new one: what was decided under the old hold may
+// have been overtaken by another replica's work in between.
+func (s *Set) Acquired(uid types.UID) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.held[OfUID(uid, s.n)]
+	if !ok {
+		return 0, false
+	}
+	return h.gen, true
+}
+
 // Acquire adds shard i, workable until validUntil once the caches hold it
 // (after Commit).
 func (s *Set) Acquire(i int, validUntil time.Time) {
