@@ -27,6 +27,24 @@ import (
 
 const rev12Shards = 4
 
+// rev12Replica is replica A at 10:00:01, holding the shard (i of set) of
+// an hourly CronJob that keeps no history.
+func rev12Replica(t *testing.T) (context.Context, *fixture, *Controller, informers.SharedInformerFactory, *shard.Set, int, cache.ObjectName) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(func(cj *cronv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
+		cj.ResourceVersion = "1"
+	})
+	c, _, cronFactory := f.newController(ctx)
+	set := shard.NewSet(rev12Shards, f.clock)
+	i := shard.OfUID(f.cronJob.UID, rev12Shards)
+	set.Acquire(i, f.clock.Now().Add(15*time.Second))
+	c.shards = set
+	return ctx, f, c, cronFactory, set, i, cache.MetaObjectToName(f.cronJob)
+}
+
 // rev12Recorded is the status another replica (B) leaves after holding the
 // shard from 10:00 to 14:30: it recorded A's 10:00 Job and ran 11:00 to
 // 14:00, each Job since finished and pruned (history limit 0).
@@ -61,18 +79,7 @@ func rev12Recorded(t *testing.T, ctx context.Context, f *fixture, cronFactory in
 func TestProbeRev12DeferredOutlivesShardMove(t *testing.T) {
 	for _, trigger := range []string{"burst", "write cut by the lapse"} {
 		t.Run(trigger, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t, at(time.Second))
-			f.cronJob = newCronJob(func(cj *cronv1.CronJob) {
-				cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
-				cj.ResourceVersion = "1"
-			})
-			c, _, cronFactory := f.newController(ctx)
-			set := shard.NewSet(rev12Shards, f.clock)
-			i := shard.OfUID(f.cronJob.UID, rev12Shards)
-			set.Acquire(i, f.clock.Now().Add(15*time.Second))
-			c.shards = set
-			key := cache.MetaObjectToName(f.cronJob)
+			ctx, f, c, cronFactory, set, i, key := rev12Replica(t)
 
 			c.queue.Add(key)
 			if trigger == "burst" {
@@ -130,18 +137,7 @@ func TestProbeRev12DeferredOutlivesShardMove(t *testing.T) {
 // it is still the newest decision, nor a shard hold), so the next holder
 // finds lastScheduleTime 10:00 and no Jobs, and starts 14:00 again.
 func TestProbeRev12FlushWritesStaleDeferredStatus(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(time.Second))
-	f.cronJob = newCronJob(func(cj *cronv1.CronJob) {
-		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
-		cj.ResourceVersion = "1"
-	})
-	c, _, cronFactory := f.newController(ctx)
-	set := shard.NewSet(rev12Shards, f.clock)
-	i := shard.OfUID(f.cronJob.UID, rev12Shards)
-	set.Acquire(i, f.clock.Now().Add(15*time.Second))
-	c.shards = set
-	key := cache.MetaObjectToName(f.cronJob)
+	ctx, f, c, cronFactory, set, i, key := rev12Replica(t)
 	c.queue.Add(key)
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
 	c.processNextWorkItem(ctx)
