@@ -686,7 +686,12 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	if !p.adoptedFrom.IsZero() {
 		ranUnder := sched
 		if p.priorSched != nil {
+			// The window bounds the runs of any schedule: it is read
+			// from the spec at each sync, as sched's was.
 			ranUnder = p.priorSched
+			if spec.NotBefore != nil || spec.NotAfter != nil {
+				ranUnder = ranUnder.Within(timeOf(spec.NotBefore), timeOf(spec.NotAfter))
+			}
 		}
 		p.countPassedOver(ranUnder, p.adoptedFrom, base, jobs)
 	}

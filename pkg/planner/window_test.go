@@ -217,3 +217,21 @@ func nextOf(t *testing.T, a, b string, after time.Time) time.Time {
 	}
 	return s.Next(after)
 }
+
+// Adopting a run the status does not record counts the runs it passed over,
+// under the schedule they ran under; a time before notBefore is no run, so
+// it is not counted, whichever schedule that was. (Model seed 1810004195.)
+func TestAdoptedRunCountsNothingBeforeTheWindow(t *testing.T) {
+	ten := runOf(at(0), "")
+	cj := cronJob(notBefore(at(-50*time.Minute)), func(cj *cronv1.CronJob) {
+		cj.CreationTimestamp = metav1.NewTime(at(-2 * time.Hour))
+		cj.Status.ResolvedSchedule, cj.Status.ResolvedTimeZone = "0 * * * *", "UTC"
+	})
+	p := Decide(Input{CronJob: cj, Jobs: []Job{ten}, Now: at(time.Minute)})
+	if got := p.Status.LastScheduleTime; got == nil || !got.Time.Equal(at(0)) {
+		t.Errorf("lastScheduleTime %v, want 10:00", got)
+	}
+	if got := missedOf(p.Status); len(got) != 0 {
+		t.Errorf("missed %v, want none: 09:00 is before notBefore (09:10)", got)
+	}
+}
