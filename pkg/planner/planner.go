@@ -554,7 +554,7 @@ func (p *Plan) noteSchedule(resolved, zone string, sched *schedule.Schedule) {
 	prevSchedule, prevZone, known := inForce(st)
 	if known && (prevSchedule != resolved || prevZone != zone) {
 		base := p.settledUntil()
-		owed := p.owedUnder(parseResolved(prevSchedule, prevZone), base)
+		owed := p.owedUnder(p.inWindow(parseResolved(prevSchedule, prevZone)), base)
 		st.PreviousSchedules = append(st.PreviousSchedules, cronv1.PreviousSchedule{
 			Schedule: prevSchedule, TimeZone: prevZone, Until: metav1.NewTime(p.now),
 		})
@@ -568,7 +568,7 @@ func (p *Plan) noteSchedule(resolved, zone string, sched *schedule.Schedule) {
 			}
 			p.missedOnce(cronv1.MissedScheduleChanged, refused)
 		}
-		p.capHistory(sched, base)
+		p.capHistory(p.inWindow(sched), base)
 	}
 	st.ResolvedSchedule, st.ResolvedTimeZone = resolved, zone
 }
@@ -688,10 +688,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 		if p.priorSched != nil {
 			// The window bounds the runs of any schedule: it is read
 			// from the spec at each sync, as sched's was.
-			ranUnder = p.priorSched
-			if spec.NotBefore != nil || spec.NotAfter != nil {
-				ranUnder = ranUnder.Within(timeOf(spec.NotBefore), timeOf(spec.NotAfter))
-			}
+			ranUnder = p.inWindow(p.priorSched)
 		}
 		p.countPassedOver(ranUnder, p.adoptedFrom, base, jobs)
 	}

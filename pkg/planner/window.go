@@ -50,7 +50,15 @@ func (p *Plan) observeWindow(sched *schedule.Schedule) *schedule.Schedule {
 		// Wake once the window has closed, to say so.
 		p.requeueBy(spec.NotAfter.Add(time.Second))
 	}
-	if spec.NotBefore == nil && spec.NotAfter == nil {
+	return p.inWindow(sched)
+}
+
+// inWindow returns sched (nil or not) bounded to the spec's window. Every
+// schedule a sync walks is, the one in force and the earlier ones alike:
+// a time outside the window is no run under any of them.
+func (p *Plan) inWindow(sched *schedule.Schedule) *schedule.Schedule {
+	spec := p.cj.Spec
+	if sched == nil || (spec.NotBefore == nil && spec.NotAfter == nil) {
 		return sched
 	}
 	return sched.Within(timeOf(spec.NotBefore), timeOf(spec.NotAfter))
