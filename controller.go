@@ -798,37 +798,29 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if err != nil {
 		return nil, err
 	}
+	// The Jobs first: their lookups read only the UID, and a failed one
+	// must leave a kept decision where it is.
+	jobs, err := c.jobsOwnedBy(cj)
+	if err != nil {
+		return nil, err
+	}
+	if jobs, err = c.resolveFailedCreates(ctx, cj, jobs); err != nil {
+		return nil, err
+	}
 	v := &syncView{cronJob: cj, written: *cj.Status.DeepCopy()}
 	v.counted = v.written.MissedRuns
-	d, took := c.deferred.Take(key, cj.UID)
-	if took && !c.current(d, cj.UID) {
+	if d, ok := c.deferred.Take(key, cj.UID); ok && !c.current(d, cj.UID) {
 		klog.FromContext(ctx).V(2).Info("Dropped a deferred status decided before the CronJob's shard moved; deciding again")
-		took = false
-	}
-	if took {
-		status := d.status
+	} else if ok {
 		v.counted = d.counted
-		if status.ObservedGeneration == cj.Generation {
-			cj.Status = *status
+		if d.status.ObservedGeneration == cj.Generation {
+			cj.Status = *d.status
 		} else {
 			// The spec changed after that decision: what it judged by the
 			// old spec is judged again (see planner.StaleDecision).
 			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
-			cj.Status = planner.StaleDecision(&v.written, status)
+			cj.Status = planner.StaleDecision(&v.written, d.status)
 		}
-	}
-	jobs, err := c.jobsOwnedBy(cj)
-	if err == nil {
-		jobs, err = c.resolveFailedCreates(ctx, cj, jobs)
-	}
-	if err != nil {
-		if took {
-			// The decision stands, and holds what the cache cannot show
-			// (when an edit was first seen, runs started): a sync that
-			// could not look must not drop it.
-			c.deferred.Put(key, cj.UID, d)
-		}
-		return nil, err
 	}
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
 	for _, ref := range cj.Status.Active {
