@@ -673,6 +673,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	releases := plan.Releases
 	switch {
 	case equality.Semantic.DeepEqual(v.written, cj.Status):
+		// Stored already, perhaps by a write whose answer was lost: the
+		// metric still owes what that write counted.
+		countMissed(cj.Status.MissedRuns, v.counted)
 	case burst:
 		klog.FromContext(ctx).V(4).Info("Status write deferred behind the queue", "queued", c.queue.Len())
 		c.keep(key, cj, v.counted)
@@ -1043,7 +1046,14 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, counte
 		return err
 	}
 	c.writtenCronJobs.Wrote(slim.NewCronJob(updated))
-	for _, m := range cj.Status.MissedRuns {
+	countMissed(cj.Status.MissedRuns, counted)
+	return nil
+}
+
+// countMissed grows the missed-run metric by what stored counts beyond
+// counted, the missed runs it has counted already.
+func countMissed(stored, counted []cronv1.MissedRuns) {
+	for _, m := range stored {
 		before := int64(0)
 		if i := slices.IndexFunc(counted, func(w cronv1.MissedRuns) bool { return w.Reason == m.Reason }); i >= 0 {
 			before = counted[i].Count
@@ -1052,7 +1062,6 @@ func (c *Controller) writeStatus(ctx context.Context, cj *cronv1.CronJob, counte
 			metrics.MissedSchedules.WithLabelValues(m.Reason).Add(float64(m.Count - before))
 		}
 	}
-	return nil
 }
 
 // flushDeferred writes the statuses still deferred when the workers stop,
