@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,6 +97,9 @@ type variant struct {
 	// labels and annotations), less the run-record finalizer, which nothing
 	// would release; otherwise bare Jobs.
 	controllersJobs bool
+	// inFlight is how many creates the floor keeps in flight; 0 is
+	// floorConcurrency.
+	inFlight int
 }
 
 // profileDir is where CPU profiles of the firings go (-profile).
@@ -103,6 +107,10 @@ var profileDir string
 
 // profileSeconds is how long each firing is profiled (-profile-seconds).
 var profileSeconds int
+
+// wide is the concurrency of the wide variants (-wide): whether the API
+// server takes more creates at once than the default 20 in flight.
+var wide int
 
 // controllerFlags are extra flags for this controller in the load runs
 // (-controller-flags), such as -v=4 to see its conflicts and retries.
@@ -121,6 +129,7 @@ func main() {
 	})
 	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
 	flag.BoolVar(&runRecordFinalizers, "memory-finalizers", false, "in the memory benchmark, create the Jobs holding the run-record finalizer, so the controller's first syncs also release every one (by default they are created without it, as before Jobs had it)")
+	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
 	flag.Parse()
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
@@ -174,6 +183,9 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: "this controller, defaults", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
 		}},
+		{name: fmt.Sprintf("this controller, wide: -workers=%d", wide), pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
+			return startProcess(ours, append([]string{"-kubeconfig", kc, fmt.Sprintf("-workers=%d", wide)}, metricsFlags...)...)
+		}},
 		{name: "this controller, QPS " + q, pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc, "-kube-api-qps=" + q, "-kube-api-burst=" + q}, metricsFlags...)...)
 		}},
@@ -185,6 +197,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		}},
 		{name: "floor: plain client, no client limit"},
 		{name: "floor: plain client, the controller's Jobs, no client limit", controllersJobs: true},
+		{name: fmt.Sprintf("floor, wide: plain client, %d in flight, no client limit", wide), inFlight: wide},
 		{name: "floor: plain client, QPS " + q},
 	}
 	if only != "" {
@@ -251,9 +264,11 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		if err != nil {
 			return err
 		}
-		for _, v := range variants {
-			var runs []result
-			for i := range repeats {
+		// The variants take turns, run by run, so that each meets an API
+		// server and etcd that hold as much as the others' do.
+		runs := make([][]result, len(variants))
+		for i := range repeats {
+			for j, v := range variants {
 				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d of %d\n", v.name, n, i+1, repeats)
 				r, err := runOnce(ctx, cluster, kube, cron, v, n)
 				for tries := 1; errors.Is(err, errLate) && tries < 3; tries++ {
@@ -263,10 +278,13 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if err != nil {
 					return err
 				}
-				runs = append(runs, r)
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s, CPU %.1f s\n", v.name, n, i+1, r.P50, r.P99, r.CPUSeconds)
+				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
-			m := medians(runs)
+		}
+		for j, v := range variants {
+			m := medians(runs[j])
 			fmt.Printf("| %s | %d | %.2f s | %.2f s | %.2f s | %d | %d | %.1f | %.0f | %.2f | %.2f | %.0f |\n",
 				v.name, n, m.P50, m.P99, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.PeakRSSMiB, m.RequestsPerFiring, m.WritesPerFiring, m.Lists)
 		}
@@ -414,7 +432,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}()
 	}
 	if v.start == nil {
-		go floor(ctx, v.floor, ns, n, due, floorJobs)
+		go floor(ctx, v.floor, ns, n, due, floorJobs, cmp.Or(v.inFlight, floorConcurrency))
 	}
 
 	seen := map[string]time.Time{}
@@ -624,12 +642,12 @@ const floorConcurrency = 20
 // floor creates n Jobs at due as fast as the API server and kube's client
 // limits (none, or QPS and burst -qps) allow: jobs when given, else bare
 // ones.
-func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time, jobs []*batchv1.Job) {
+func floor(ctx context.Context, kube kubernetes.Interface, ns string, n int, due time.Time, jobs []*batchv1.Job, inFlight int) {
 	// Connect before the minute, as a controller's informers have.
 	_, _ = kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	time.Sleep(time.Until(due))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, floorConcurrency)
+	sem := make(chan struct{}, inFlight)
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
