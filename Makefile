@@ -34,11 +34,11 @@ image:
 	go build -o $(OUTPUT_BIN)/image-builder ./hack/image
 	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM)
 
-# Fuzzing is bounded by executions, not by a clock: go1.26's coordinator can
-# fail a -fuzztime run of a duration with "context deadline exceeded" when the
-# deadline meets a busy worker (go.dev/issue/75804, fixed in go1.27), and a
-# worker minimizing a new input runs no counted executions for up to a minute.
-# 100,000 executions take 16-29 s per target on this machine.
+# Fuzzing is bounded by executions, not by a clock: go1.26's coordinator races
+# on a -fuzztime deadline and can fail a run with "context deadline exceeded"
+# though no input failed (go.dev/issue/75804, fixed in go1.27). 100,000
+# executions take 16-29 s per target on this machine when it is quiet, longer
+# when it is busy.
 FUZZ_TIME ?= 100000x
 FUZZ_MINIMIZE ?= 500x
 

@@ -120,7 +120,7 @@ func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
 	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
-	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all but the wide ones)")
+	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all); the wide variants run only when an element says \"wide\"")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
 	flag.Func("controller-flags", "space-separated extra flags for this controller in the load runs, e.g. -v=4", func(v string) error {
@@ -132,6 +132,10 @@ func main() {
 	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
 	flag.Parse()
+	if wide < 1 {
+		fmt.Fprintln(os.Stderr, "loadbench: -wide must be at least 1")
+		os.Exit(2)
+	}
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
@@ -200,16 +204,19 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: fmt.Sprintf("floor, wide: plain client, %d in flight, no client limit", wide), inFlight: wide},
 		{name: "floor: plain client, QPS " + q},
 	}
-	if only == "" {
-		// The wide variants answer one question (is 20 in flight enough?)
-		// and run only when named.
-		variants = slices.DeleteFunc(variants, func(v variant) bool { return strings.Contains(v.name, "wide") })
-	} else {
-		keep := strings.Split(only, "|")
-		variants = slices.DeleteFunc(variants, func(v variant) bool {
-			return !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(v.name, k) })
-		})
+	// The wide variants answer one question (is 20 in flight enough?) and
+	// run only when an element of -variants says "wide".
+	var keep []string
+	if only != "" {
+		keep = strings.Split(only, "|")
 	}
+	namesWide := slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(k, "wide") })
+	variants = slices.DeleteFunc(variants, func(v variant) bool {
+		if strings.Contains(v.name, "wide") && !namesWide {
+			return true
+		}
+		return keep != nil && !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(v.name, k) })
+	})
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
 	if err != nil {
