@@ -9,8 +9,9 @@
 //
 //	go run ./hack/loadbench -n 500,2000 -repeats 3 -qps 500
 //
-// Each run: a fresh namespace, N CronJobs ("* * * * *", Jobs created
-// suspended so no pods run) created before a minute boundary, the
+// Each run: a fresh namespace, N CronJobs (a schedule naming the one
+// minute they are due at, in Etc/UTC; Jobs created suspended so no pods
+// run) created before that minute, the
 // controller (started fresh for the run), and a watch that records when each
 // Job is first seen. Skew = seen − scheduled minute. It prints one Markdown
 // table of medians over the repeats.
@@ -383,18 +384,20 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	}
 
 	// Create the CronJobs early enough in a minute that all exist well
-	// before its end, when they are all due; more CronJobs take longer.
+	// before the minute they are due at; more CronJobs take longer, and
+	// from 10,000 on they are given another minute. Their schedule names
+	// that minute alone, so none fires at a minute on the way.
 	for time.Now().Second() > latestStartSecond(n) {
 		time.Sleep(200 * time.Millisecond)
 	}
+	due := time.Now().Truncate(time.Minute).Add(time.Duration(1+n/10000) * time.Minute)
 	var cronJobs []*cronv1.CronJob
 	if v.start != nil || v.controllersJobs {
 		var err error
-		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin); err != nil {
+		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin, due); err != nil {
 			return r, err
 		}
 	}
-	due := time.Now().Truncate(time.Minute).Add(time.Minute)
 	var floorJobs []*batchv1.Job
 	if v.controllersJobs {
 		for _, cj := range cronJobs {
@@ -534,9 +537,11 @@ func releaseLeftovers(kube kubernetes.Interface, ns string) {
 	}
 }
 
-// createCronJobs creates n CronJobs due every minute and returns those of
+// createCronJobs creates n CronJobs due at due alone and returns those of
 // this controller's kind as created (none for builtin).
-func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool) ([]*cronv1.CronJob, error) {
+func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool, due time.Time) ([]*cronv1.CronJob, error) {
+	schedule := fmt.Sprintf("%d %d * * *", due.UTC().Minute(), due.UTC().Hour())
+	utc := "Etc/UTC"
 	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 		Suspend: ptr.To(true),
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -558,13 +563,13 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 			if builtin {
 				_, err = kube.BatchV1().CronJobs(ns).Create(ctx, &batchv1.CronJob{
 					ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec:       batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: tmpl},
+					Spec:       batchv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To(utc), JobTemplate: tmpl},
 				}, metav1.CreateOptions{})
 			} else {
 				var made *cronv1.CronJob
 				made, err = cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
 					ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec:       cronv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: tmpl},
+					Spec:       cronv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To(utc), JobTemplate: tmpl},
 				}, metav1.CreateOptions{})
 				if err == nil {
 					mu.Lock()
