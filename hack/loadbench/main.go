@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -52,6 +54,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	croninformers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
@@ -66,6 +69,15 @@ type result struct {
 	Duplicates int     `json:"duplicates"`
 	CPUSeconds float64 `json:"cpuSeconds"`
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// The burst is from the minute until the watch has seen the last Job.
+	// BurstCPU is the CPU seconds each process spent in it: "server" is
+	// kube-apiserver and etcd, "controller" the controller under test,
+	// "harness" this process (the measuring watch, and for a floor its
+	// creates and informers), "kcm" kube-controller-manager (the garbage
+	// collector). ServerCPUSeconds is the server's over the whole window
+	// of counted requests.
+	BurstCPU         map[string]float64 `json:"burstCPU"`
+	ServerCPUSeconds float64            `json:"serverCPUSeconds"`
 	// RequestsPerFiring counts API requests on cronjobs and jobs (not the
 	// job controller's, which is off) divided by N, from the minute before
 	// the firing until the controller has gone quiet; WritesPerFiring the
@@ -101,9 +113,15 @@ type variant struct {
 	// inFlight is how many creates the floor keeps in flight; 0 is
 	// floorConcurrency.
 	inFlight int
-	// wide: a variant of -wide's concurrency, run only when -variants
-	// names it.
-	wide bool
+	// informers: beside its creates, the floor keeps a controller's
+	// informers, of Jobs (protobuf) and of CronJobs (created as for the
+	// controller) over all namespaces, so the API server serves it the
+	// watches a controller costs it.
+	informers bool
+	// optIn, when set, is a word an element of -variants must contain for
+	// the variant to run: variants that answer one question stay out of
+	// make bench.
+	optIn string
 }
 
 // profileDir is where CPU profiles of the firings go (-profile).
@@ -124,7 +142,7 @@ func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
 	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
-	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all); the wide variants run only when an element says \"wide\"")
+	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all); the wide variants run only when an element says \"wide\", those with informers when one says \"informers\"")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
 	flag.Func("controller-flags", "space-separated extra flags for this controller in the load runs, e.g. -v=4", func(v string) error {
@@ -191,7 +209,7 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: "this controller, defaults", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
 		}},
-		{name: fmt.Sprintf("this controller, wide: -workers=%d", wide), wide: true, pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
+		{name: fmt.Sprintf("this controller, wide: -workers=%d", wide), optIn: "wide", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc, fmt.Sprintf("-workers=%d", wide)}, metricsFlags...)...)
 		}},
 		{name: "this controller, QPS " + q, pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
@@ -205,18 +223,20 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		}},
 		{name: "floor: plain client, no client limit"},
 		{name: "floor: plain client, the controller's Jobs, no client limit", controllersJobs: true},
-		{name: fmt.Sprintf("floor, wide: plain client, %d in flight, no client limit", wide), inFlight: wide, wide: true},
+		{name: fmt.Sprintf("floor, wide: plain client, %d in flight, no client limit", wide), inFlight: wide, optIn: "wide"},
+		{name: "floor: plain client, with a controller's informers, no client limit", informers: true, optIn: "informers"},
+		{name: "floor: plain client, the controller's Jobs and informers, no client limit", controllersJobs: true, informers: true, optIn: "informers"},
 		{name: "floor: plain client, QPS " + q},
 	}
-	// The wide variants answer one question (is 20 in flight enough?) and
-	// run only when an element of -variants says "wide".
+	// The wide variants answer one question (is 20 in flight enough?), those
+	// with informers another (what do a controller's watches cost the API
+	// server?); they run only when an element of -variants names them.
 	var keep []string
 	if only != "" {
 		keep = strings.Split(only, "|")
 	}
-	namesWide := slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(k, "wide") })
 	variants = slices.DeleteFunc(variants, func(v variant) bool {
-		if v.wide && !namesWide {
+		if v.optIn != "" && !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(k, v.optIn) }) {
 			return true
 		}
 		return keep != nil && !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(v.name, k) })
@@ -293,7 +313,8 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s, CPU %.1f s\n", v.name, n, i+1, r.P50, r.P99, r.CPUSeconds)
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s, max %.2f s, CPU %.1f s; in the burst: server %.1f, controller %.1f, harness %.1f, kcm %.1f CPU s; server over the window %.1f CPU s\n",
+					v.name, n, i+1, r.P50, r.P99, r.Max, r.CPUSeconds, r.BurstCPU["server"], r.BurstCPU["controller"], r.BurstCPU["harness"], r.BurstCPU["kcm"], r.ServerCPUSeconds)
 				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
@@ -395,7 +416,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	}
 	due := time.Now().Truncate(time.Minute).Add(time.Duration(1+n/10000) * time.Minute)
 	var cronJobs []*cronv1.CronJob
-	if v.start != nil || v.controllersJobs {
+	if v.start != nil || v.controllersJobs || v.informers {
 		var err error
 		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin, due); err != nil {
 			return r, err
@@ -411,6 +432,15 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	}
 	if time.Until(due) < 10*time.Second {
 		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
+	}
+	// Synced before the window of counted requests opens, as a
+	// controller's informers are.
+	if v.informers {
+		stop, err := watchLikeAController(ctx, v.floor, cron)
+		if err != nil {
+			return r, err
+		}
+		defer stop()
 	}
 
 	// A watch the API server ends is resumed from the last version seen, so
@@ -436,6 +466,21 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		return r, err
 	}
 	cpuBefore := cpuSeconds(proc)
+	serverBefore := cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd"))
+	// The burst's CPU is read at the minute and once the last Job is seen.
+	cpuNow := func() map[string]float64 {
+		return map[string]float64{
+			"server":     cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")),
+			"controller": cpuSeconds(proc),
+			"harness":    cpuOf(os.Getpid()),
+			"kcm":        cpuOf(cluster.Pid("kube-controller-manager")),
+		}
+	}
+	atDue := make(chan map[string]float64, 1)
+	go func() {
+		time.Sleep(time.Until(due))
+		atDue <- cpuNow()
+	}()
 	if v.pprofAddr != "" {
 		profiled := make(chan struct{})
 		defer func() { <-profiled }()
@@ -467,9 +512,8 @@ collect:
 				continue
 			}
 			if !forMinute(j.Name, due) {
-				// A Job of an earlier minute: on a slow machine the
-				// creation of the CronJobs can cross a minute boundary, and
-				// those created before it fire at it. Not this firing.
+				// A Job of another minute: the CronJobs' schedule names
+				// the due minute alone, so a fault. Not this firing.
 				r.OtherMinute++
 				continue
 			}
@@ -485,6 +529,11 @@ collect:
 			break collect
 		}
 	}
+	burstEnd, burstStart := cpuNow(), <-atDue
+	r.BurstCPU = map[string]float64{}
+	for k, v := range burstEnd {
+		r.BurstCPU[k] = v - burstStart[k]
+	}
 	// Status writes may follow the Jobs: count until no request on
 	// cronjobs or jobs has been made for three seconds, but stop before the
 	// next minute, when every CronJob is due again: other components' reads
@@ -499,6 +548,7 @@ collect:
 		return r, err
 	}
 	r.CPUSeconds = cpuSeconds(proc) - cpuBefore
+	r.ServerCPUSeconds = cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")) - serverBefore
 	r.PeakRSSMiB = peakRSSMiB(proc)
 	r.Missing = n - len(owners)
 	for _, c := range owners {
@@ -517,6 +567,48 @@ collect:
 	r.WritesPerFiring = (a.writes - b.writes) / float64(n)
 	r.Lists = a.lists - b.lists
 	return r, nil
+}
+
+// watchLikeAController starts the informers a controller keeps, of Jobs
+// through kube and of CronJobs through cron, over all namespaces, and waits
+// for them to sync; their handlers do nothing. It returns what stops them.
+func watchLikeAController(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface) (func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	jobs := kubeinformers.NewSharedInformerFactory(kube, 0)
+	cronJobs := croninformers.NewSharedInformerFactory(cron, 0)
+	var events atomic.Int64
+	count := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { events.Add(1) },
+		UpdateFunc: func(_, _ any) { events.Add(1) },
+		DeleteFunc: func(any) { events.Add(1) },
+	}
+	for _, inf := range []cache.SharedIndexInformer{jobs.Batch().V1().Jobs().Informer(), cronJobs.Batch().V1().CronJobs().Informer()} {
+		if _, err := inf.AddEventHandler(count); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	jobs.Start(ctx.Done())
+	cronJobs.Start(ctx.Done())
+	stop := func() {
+		cancel()
+		jobs.Shutdown()
+		cronJobs.Shutdown()
+		fmt.Fprintf(os.Stderr, "loadbench: the floor's informers handled %d events\n", events.Load())
+	}
+	for typ, ok := range jobs.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			stop()
+			return nil, fmt.Errorf("informer of %v did not sync", typ)
+		}
+	}
+	for typ, ok := range cronJobs.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			stop()
+			return nil, fmt.Errorf("informer of %v did not sync", typ)
+		}
+	}
+	return stop, nil
 }
 
 // releaseLeftovers removes the finalizers of the Jobs left in ns, the
@@ -723,14 +815,27 @@ func cpuSeconds(p *exec.Cmd) float64 {
 	if p == nil {
 		return 0
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Process.Pid))
-	if err != nil {
-		return 0
+	return cpuOf(p.Process.Pid)
+}
+
+// cpuOf sums the CPU seconds the processes pids have spent (0 for a pid of
+// 0 or a process gone).
+func cpuOf(pids ...int) float64 {
+	var sum float64
+	for _, pid := range pids {
+		if pid == 0 {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(data)[strings.LastIndexByte(string(data), ')')+2:])
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		sum += (utime + stime) / 100 // USER_HZ
 	}
-	fields := strings.Fields(string(data)[strings.LastIndexByte(string(data), ')')+2:])
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100 // USER_HZ
+	return sum
 }
 
 func peakRSSMiB(p *exec.Cmd) float64 {

@@ -449,6 +449,17 @@ func (c *Cluster) start(name, binary string, args ...string) error {
 	return nil
 }
 
+// Pid is the process ID of the named running component ("etcd",
+// "kube-apiserver", ...), 0 if none runs.
+func (c *Cluster) Pid(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.procs[name]; p != nil && p.cmd.Process != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // StopComponent stops one component (for fault tests) and waits for it.
 func (c *Cluster) StopComponent(name string) error {
 	c.mu.Lock()
