@@ -5,7 +5,9 @@
 // client-side limit: the physical floor), the same client creating the very
 // Jobs this controller would (owned by the CronJobs, with its labels and
 // annotations: the floor for those Jobs), and the plain client held to the
-// controllers' client limit (QPS and burst -qps).
+// controllers' client limit (QPS and burst -qps). Variants that answer one
+// question run only when -variants names them: floors that also keep a
+// controller's informers, more in flight, GOGC=100.
 //
 //	go run ./hack/loadbench -n 500,2000 -repeats 3 -qps 500
 //
@@ -14,7 +16,9 @@
 // run) created before that minute, the
 // controller (started fresh for the run), and a watch that records when each
 // Job is first seen. Skew = seen − scheduled minute. It prints one Markdown
-// table of medians over the repeats.
+// table of medians over the repeats, and to stderr each run's figures with
+// the CPU each process spent in the burst: on a machine the API server
+// shares, any process's CPU lengthens it.
 package main
 
 import (
@@ -142,14 +146,14 @@ func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
 	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
-	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all); the wide variants run only when an element says \"wide\", those with informers when one says \"informers\"")
+	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all); the wide variants run only when an element says \"wide\", those with informers when one says \"informers\", the GOGC=100 one when one says \"gogc\"")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
 	flag.Func("controller-flags", "space-separated extra flags for this controller in the load runs, e.g. -v=4", func(v string) error {
 		controllerFlags = strings.Fields(v)
 		return nil
 	})
-	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
+	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller and one of the API server over each firing, and a heap profile in the memory benchmark, in this directory")
 	flag.BoolVar(&runRecordFinalizers, "memory-finalizers", false, "in the memory benchmark, create the Jobs holding the run-record finalizer, so the controller's first syncs also release every one (by default they are created without it, as before Jobs had it)")
 	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
@@ -212,6 +216,9 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: fmt.Sprintf("this controller, wide: -workers=%d", wide), optIn: "wide", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc, fmt.Sprintf("-workers=%d", wide)}, metricsFlags...)...)
 		}},
+		{name: "this controller, gogc: GOGC=100", optIn: "gogc", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
+			return startProcessWith([]string{"GOGC=100"}, ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
+		}},
 		{name: "this controller, QPS " + q, pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc, "-kube-api-qps=" + q, "-kube-api-burst=" + q}, metricsFlags...)...)
 		}},
@@ -230,7 +237,8 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	}
 	// The wide variants answer one question (is 20 in flight enough?), those
 	// with informers another (what do a controller's watches cost the API
-	// server?); they run only when an element of -variants names them.
+	// server?), the GOGC=100 one a third (what does GOGC=50 cost a burst?);
+	// they run only when an element of -variants names them.
 	var keep []string
 	if only != "" {
 		keep = strings.Split(only, "|")
@@ -351,11 +359,18 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 // _output/loadbench-<name>-<start time>.log: a file of its own, so that the
 // log of a run that went wrong is still there after the runs that follow.
 func startProcess(path string, args ...string) (*exec.Cmd, error) {
+	return startProcessWith(nil, path, args...)
+}
+
+// startProcessWith starts path with env added to this process's
+// environment.
+func startProcessWith(env []string, path string, args ...string) (*exec.Cmd, error) {
 	log, err := os.Create(filepath.Join("_output", fmt.Sprintf("loadbench-%s-%d.log", filepath.Base(path), time.Now().UnixNano())))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -481,15 +496,34 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		time.Sleep(time.Until(due))
 		atDue <- cpuNow()
 	}()
-	if v.pprofAddr != "" {
-		profiled := make(chan struct{})
-		defer func() { <-profiled }()
+	if profileDir != "" {
+		// The API server over the same window, for every variant: what
+		// each costs it is the other half of the firing.
+		profiled := make(chan struct{}, 2)
+		defer func() { <-profiled; <-profiled }()
+		name := fmt.Sprintf("n%d-%d.pb.gz", n, due.Unix())
+		variantName := strings.NewReplacer(" ", "", ",", "-", ":", "", "'", "").Replace(v.name)
 		go func() {
-			defer close(profiled)
+			defer func() { profiled <- struct{}{} }()
+			if v.pprofAddr == "" {
+				return
+			}
 			time.Sleep(time.Until(due.Add(-time.Second)))
-			file := filepath.Join(profileDir, fmt.Sprintf("cpu-%s-n%d-%d.pb.gz", strings.NewReplacer(" ", "", ",", "-").Replace(v.name), n, due.Unix()))
+			file := filepath.Join(profileDir, "cpu-"+variantName+"-"+name)
 			if err := saveProfile("http://"+v.pprofAddr+"/debug/pprof/profile?seconds="+strconv.Itoa(profileSeconds), file); err != nil {
 				fmt.Fprintln(os.Stderr, "loadbench: profile:", err)
+			}
+		}()
+		go func() {
+			defer func() { profiled <- struct{}{} }()
+			time.Sleep(time.Until(due.Add(-time.Second)))
+			data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+				Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(profileDir, "apiserver-"+variantName+"-"+name), data, 0o644)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "loadbench: API server profile:", err)
 			}
 		}()
 	}
