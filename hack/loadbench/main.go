@@ -134,6 +134,11 @@ var profileDir string
 // profileSeconds is how long each firing is profiled (-profile-seconds).
 var profileSeconds int
 
+// profileAPIServer: with -profile, the API server is profiled over each
+// firing too (-profile-apiserver). Off by default: the profile's own CPU
+// lengthens the burst it measures.
+var profileAPIServer bool
+
 // wide is the concurrency of the wide variants (-wide): whether the API
 // server takes more creates at once than the default 20 in flight.
 var wide int
@@ -146,16 +151,17 @@ func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
 	qps := flag.Int("qps", 500, "client QPS of the \"at equal QPS\" variants and of the floor")
-	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all); the wide variants run only when an element says \"wide\", those with informers when one says \"informers\", the GOGC=100 one when one says \"gogc\"")
+	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all but the opt-in ones); the wide variants run only when an element says \"wide\", those with informers when one says \"informers\", the GOGC=100 one when one says \"gogc\"")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
 	flag.Func("controller-flags", "space-separated extra flags for this controller in the load runs, e.g. -v=4", func(v string) error {
 		controllerFlags = strings.Fields(v)
 		return nil
 	})
-	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller and one of the API server over each firing, and a heap profile in the memory benchmark, in this directory")
+	flag.StringVar(&profileDir, "profile", "", "save a CPU profile of this controller over each firing, and a heap profile in the memory benchmark, in this directory")
 	flag.BoolVar(&runRecordFinalizers, "memory-finalizers", false, "in the memory benchmark, create the Jobs holding the run-record finalizer, so the controller's first syncs also release every one (by default they are created without it, as before Jobs had it)")
 	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
+	flag.BoolVar(&profileAPIServer, "profile-apiserver", false, "with -profile, also save a CPU profile of the API server over each firing, for every variant (its cost lengthens the burst)")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
 	flag.Parse()
 	if wide < 1 {
@@ -249,6 +255,9 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		}
 		return keep != nil && !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(v.name, k) })
 	})
+	if counts != "" && len(variants) == 0 {
+		return fmt.Errorf("-variants %q names no variant", only)
+	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
 	if err != nil {
@@ -362,15 +371,16 @@ func startProcess(path string, args ...string) (*exec.Cmd, error) {
 	return startProcessWith(nil, path, args...)
 }
 
-// startProcessWith starts path with env added to this process's
-// environment.
+// startProcessWith starts path with this process's environment less GOGC
+// (so that "defaults" are the controller's own, whatever the harness runs
+// with), and env added.
 func startProcessWith(env []string, path string, args ...string) (*exec.Cmd, error) {
 	log, err := os.Create(filepath.Join("_output", fmt.Sprintf("loadbench-%s-%d.log", filepath.Base(path), time.Now().UnixNano())))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") }), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -445,17 +455,20 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 			floorJobs = append(floorJobs, j)
 		}
 	}
-	if time.Until(due) < 10*time.Second {
-		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
-	}
 	// Synced before the window of counted requests opens, as a
-	// controller's informers are.
+	// controller's informers are, and early enough to leave the margin
+	// below: a sync that ends late would start the creates late.
 	if v.informers {
-		stop, err := watchLikeAController(ctx, v.floor, cron)
+		syncCtx, cancel := context.WithDeadline(ctx, due.Add(-10*time.Second))
+		stop, err := watchLikeAController(ctx, syncCtx, v.floor, cron)
+		cancel()
 		if err != nil {
 			return r, err
 		}
 		defer stop()
+	}
+	if time.Until(due) < 10*time.Second {
+		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
 	}
 
 	// A watch the API server ends is resumed from the last version seen, so
@@ -482,7 +495,8 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	}
 	cpuBefore := cpuSeconds(proc)
 	serverBefore := cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd"))
-	// The burst's CPU is read at the minute and once the last Job is seen.
+	// The skew is made in the burst, from the minute to the last Job; the
+	// window's tail holds the status writes, which the Jobs do not wait for.
 	cpuNow := func() map[string]float64 {
 		return map[string]float64{
 			"server":     cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")),
@@ -497,8 +511,8 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		atDue <- cpuNow()
 	}()
 	if profileDir != "" {
-		// The API server over the same window, for every variant: what
-		// each costs it is the other half of the firing.
+		// The API server over the same window, for every variant, on
+		// request: what each costs it is the other half of the firing.
 		profiled := make(chan struct{}, 2)
 		defer func() { <-profiled; <-profiled }()
 		name := fmt.Sprintf("n%d-%d.pb.gz", n, due.Unix())
@@ -516,6 +530,9 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}()
 		go func() {
 			defer func() { profiled <- struct{}{} }()
+			if !profileAPIServer {
+				return
+			}
 			time.Sleep(time.Until(due.Add(-time.Second)))
 			data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 				Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
@@ -563,10 +580,14 @@ collect:
 			break collect
 		}
 	}
+	// The burst ends with the last Job; a run that missed some has no
+	// end to measure to, and keeps no burst CPU.
 	burstEnd, burstStart := cpuNow(), <-atDue
-	r.BurstCPU = map[string]float64{}
-	for k, v := range burstEnd {
-		r.BurstCPU[k] = v - burstStart[k]
+	if len(seen) == n {
+		r.BurstCPU = map[string]float64{}
+		for k, v := range burstEnd {
+			r.BurstCPU[k] = v - burstStart[k]
+		}
 	}
 	// Status writes may follow the Jobs: count until no request on
 	// cronjobs or jobs has been made for three seconds, but stop before the
@@ -603,10 +624,14 @@ collect:
 	return r, nil
 }
 
-// watchLikeAController starts the informers a controller keeps, of Jobs
-// through kube and of CronJobs through cron, over all namespaces, and waits
-// for them to sync; their handlers do nothing. It returns what stops them.
-func watchLikeAController(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface) (func(), error) {
+// watchLikeAController starts informers of Jobs through kube and of
+// CronJobs through cron, over all namespaces, so that the API server serves
+// the watches this controller costs it (its Backfill and Calendar informers,
+// idle in a firing, are left out); their handlers only count the events.
+// Unlike this controller's, they cache whole objects, so the harness's CPU
+// for them is more than this controller's. It waits for them to sync until
+// syncCtx ends, and returns what stops them.
+func watchLikeAController(ctx, syncCtx context.Context, kube kubernetes.Interface, cron clientset.Interface) (func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	jobs := kubeinformers.NewSharedInformerFactory(kube, 0)
 	cronJobs := croninformers.NewSharedInformerFactory(cron, 0)
@@ -630,16 +655,16 @@ func watchLikeAController(ctx context.Context, kube kubernetes.Interface, cron c
 		cronJobs.Shutdown()
 		fmt.Fprintf(os.Stderr, "loadbench: the floor's informers handled %d events\n", events.Load())
 	}
-	for typ, ok := range jobs.WaitForCacheSync(ctx.Done()) {
+	for typ, ok := range jobs.WaitForCacheSync(syncCtx.Done()) {
 		if !ok {
 			stop()
-			return nil, fmt.Errorf("informer of %v did not sync", typ)
+			return nil, fmt.Errorf("informer of %v did not sync before the minute: %w", typ, errLate)
 		}
 	}
-	for typ, ok := range cronJobs.WaitForCacheSync(ctx.Done()) {
+	for typ, ok := range cronJobs.WaitForCacheSync(syncCtx.Done()) {
 		if !ok {
 			stop()
-			return nil, fmt.Errorf("informer of %v did not sync", typ)
+			return nil, fmt.Errorf("informer of %v did not sync before the minute: %w", typ, errLate)
 		}
 	}
 	return stop, nil

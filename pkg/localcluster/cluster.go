@@ -454,10 +454,16 @@ func (c *Cluster) start(name, binary string, args ...string) error {
 func (c *Cluster) Pid(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p := c.procs[name]; p != nil && p.cmd.Process != nil {
+	p := c.procs[name]
+	if p == nil || p.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-p.done: // exited: its pid may be another process's by now
+		return 0
+	default:
 		return p.cmd.Process.Pid
 	}
-	return 0
 }
 
 // StopComponent stops one component (for fault tests) and waits for it.
