@@ -78,8 +78,8 @@ type result struct {
 	// kube-apiserver and etcd, "controller" the controller under test,
 	// "harness" this process (the measuring watch, and for a floor its
 	// creates and informers), "kcm" kube-controller-manager (the garbage
-	// collector). ServerCPUSeconds is the server's over the whole window
-	// of counted requests.
+	// collector); nil when Jobs were missing. ServerCPUSeconds is the
+	// server's over the whole window of counted requests.
 	BurstCPU         map[string]float64 `json:"burstCPU"`
 	ServerCPUSeconds float64            `json:"serverCPUSeconds"`
 	// RequestsPerFiring counts API requests on cronjobs and jobs (not the
@@ -147,6 +147,10 @@ var wide int
 // (-controller-flags), such as -v=4 to see its conflicts and retries.
 var controllerFlags []string
 
+// controllerEnv is added to the environment of the controllers under test
+// (-controller-env), e.g. GOGC=100 for the memory benchmark.
+var controllerEnv []string
+
 func main() {
 	ns := flag.String("n", "500,2000", "comma-separated CronJob counts")
 	repeats := flag.Int("repeats", 3, "runs per variant and count; medians are reported")
@@ -154,6 +158,10 @@ func main() {
 	only := flag.String("variants", "", "|-separated substrings of the variant names to run (default all but the opt-in ones); the wide variants run only when an element says \"wide\", those with informers when one says \"informers\", the GOGC=100 one when one says \"gogc\"")
 	jsonOut := flag.String("json", "", "write every run's figures here")
 	memory := flag.String("memory", "", "CRONJOBS,JOBS: measure this controller's memory with that many objects cached (after the load runs)")
+	flag.Func("controller-env", "space-separated KEY=VALUE added to the environment of the controllers under test, in the load and memory runs (the harness's own GOGC and GOMEMLIMIT are not passed on), e.g. GOGC=100", func(v string) error {
+		controllerEnv = strings.Fields(v)
+		return nil
+	})
 	flag.Func("controller-flags", "space-separated extra flags for this controller in the load runs, e.g. -v=4", func(v string) error {
 		controllerFlags = strings.Fields(v)
 		return nil
@@ -166,6 +174,10 @@ func main() {
 	flag.Parse()
 	if wide < 1 {
 		fmt.Fprintln(os.Stderr, "loadbench: -wide must be at least 1")
+		os.Exit(2)
+	}
+	if profileAPIServer && profileDir == "" {
+		fmt.Fprintln(os.Stderr, "loadbench: -profile-apiserver needs -profile DIR")
 		os.Exit(2)
 	}
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
@@ -330,8 +342,13 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s, max %.2f s, CPU %.1f s; in the burst: server %.1f, controller %.1f, harness %.1f, kcm %.1f CPU s; server over the window %.1f CPU s\n",
-					v.name, n, i+1, r.P50, r.P99, r.Max, r.CPUSeconds, r.BurstCPU["server"], r.BurstCPU["controller"], r.BurstCPU["harness"], r.BurstCPU["kcm"], r.ServerCPUSeconds)
+				burst := "burst CPU not kept (Jobs missing)"
+				if r.BurstCPU != nil {
+					burst = fmt.Sprintf("in the burst: server %.1f, controller %.1f, harness %.1f, kcm %.1f CPU s",
+						r.BurstCPU["server"], r.BurstCPU["controller"], r.BurstCPU["harness"], r.BurstCPU["kcm"])
+				}
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s\n",
+					v.name, n, i+1, r.P50, r.P99, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds)
 				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
@@ -372,15 +389,19 @@ func startProcess(path string, args ...string) (*exec.Cmd, error) {
 }
 
 // startProcessWith starts path with this process's environment less GOGC
-// (so that "defaults" are the controller's own, whatever the harness runs
-// with), and env added.
+// and GOMEMLIMIT (so that a controller's "defaults" are its own garbage
+// collector settings, whatever the harness runs with), then -controller-env,
+// then env: exec keeps the last value of a key.
 func startProcessWith(env []string, path string, args ...string) (*exec.Cmd, error) {
 	log, err := os.Create(filepath.Join("_output", fmt.Sprintf("loadbench-%s-%d.log", filepath.Base(path), time.Now().UnixNano())))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") }), env...)
+	inherited := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+	})
+	cmd.Env = slices.Concat(inherited, controllerEnv, env)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -455,9 +476,18 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 			floorJobs = append(floorJobs, j)
 		}
 	}
+	late := func() error {
+		if time.Until(due) < 10*time.Second {
+			return fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
+		}
+		return nil
+	}
+	if err := late(); err != nil {
+		return r, err
+	}
 	// Synced before the window of counted requests opens, as a
 	// controller's informers are, and early enough to leave the margin
-	// below: a sync that ends late would start the creates late.
+	// again: a sync that ends late would start the creates late.
 	if v.informers {
 		syncCtx, cancel := context.WithDeadline(ctx, due.Add(-10*time.Second))
 		stop, err := watchLikeAController(ctx, syncCtx, v.floor, cron)
@@ -467,8 +497,8 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}
 		defer stop()
 	}
-	if time.Until(due) < 10*time.Second {
-		return r, fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
+	if err := late(); err != nil {
+		return r, err
 	}
 
 	// A watch the API server ends is resumed from the last version seen, so
@@ -580,10 +610,10 @@ collect:
 			break collect
 		}
 	}
-	// The burst ends with the last Job; a run that missed some has no
-	// end to measure to, and keeps no burst CPU.
+	// The burst ends with the last Job; a run that missed some (a CronJob
+	// without its Job) has no end to measure to, and keeps no burst CPU.
 	burstEnd, burstStart := cpuNow(), <-atDue
-	if len(seen) == n {
+	if len(owners) == n {
 		r.BurstCPU = map[string]float64{}
 		for k, v := range burstEnd {
 			r.BurstCPU[k] = v - burstStart[k]
@@ -658,13 +688,13 @@ func watchLikeAController(ctx, syncCtx context.Context, kube kubernetes.Interfac
 	for typ, ok := range jobs.WaitForCacheSync(syncCtx.Done()) {
 		if !ok {
 			stop()
-			return nil, fmt.Errorf("informer of %v did not sync before the minute: %w", typ, errLate)
+			return nil, fmt.Errorf("informer of %v did not sync 10 s before the minute: %w", typ, errLate)
 		}
 	}
 	for typ, ok := range cronJobs.WaitForCacheSync(syncCtx.Done()) {
 		if !ok {
 			stop()
-			return nil, fmt.Errorf("informer of %v did not sync before the minute: %w", typ, errLate)
+			return nil, fmt.Errorf("informer of %v did not sync 10 s before the minute: %w", typ, errLate)
 		}
 	}
 	return stop, nil
