@@ -659,8 +659,8 @@ collect:
 // the watches this controller costs it (its Backfill and Calendar informers,
 // idle in a firing, are left out); their handlers only count the events.
 // Unlike this controller's, they cache whole objects, so the harness's CPU
-// for them is more than this controller's. It waits for them to sync until
-// syncCtx ends, and returns what stops them.
+// for them is likely more than this controller's (not measured). It waits
+// for them to sync until syncCtx ends, and returns what stops them.
 func watchLikeAController(ctx, syncCtx context.Context, kube kubernetes.Interface, cron clientset.Interface) (func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	jobs := kubeinformers.NewSharedInformerFactory(kube, 0)
