@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,6 +180,12 @@ func main() {
 	if profileAPIServer && profileDir == "" {
 		fmt.Fprintln(os.Stderr, "loadbench: -profile-apiserver needs -profile DIR")
 		os.Exit(2)
+	}
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(2)
+		}
 	}
 	if err := run(*ns, *repeats, *qps, *only, *jsonOut, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -524,12 +531,13 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		return r, err
 	}
 	cpuBefore := cpuSeconds(proc)
-	serverBefore := cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd"))
+	serverCPU := func() float64 { return cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")) }
+	serverBefore := serverCPU()
 	// The skew is made in the burst, from the minute to the last Job; the
 	// window's tail holds the status writes, which the Jobs do not wait for.
 	cpuNow := func() map[string]float64 {
 		return map[string]float64{
-			"server":     cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")),
+			"server":     serverCPU(),
 			"controller": cpuSeconds(proc),
 			"harness":    cpuOf(os.Getpid()),
 			"kcm":        cpuOf(cluster.Pid("kube-controller-manager")),
@@ -543,36 +551,32 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	if profileDir != "" {
 		// The API server over the same window, for every variant, on
 		// request: what each costs it is the other half of the firing.
-		profiled := make(chan struct{}, 2)
-		defer func() { <-profiled; <-profiled }()
+		var profiling sync.WaitGroup
+		defer profiling.Wait()
 		name := fmt.Sprintf("n%d-%d.pb.gz", n, due.Unix())
 		variantName := strings.NewReplacer(" ", "", ",", "-", ":", "", "'", "").Replace(v.name)
-		go func() {
-			defer func() { profiled <- struct{}{} }()
-			if v.pprofAddr == "" {
-				return
-			}
-			time.Sleep(time.Until(due.Add(-time.Second)))
-			file := filepath.Join(profileDir, "cpu-"+variantName+"-"+name)
-			if err := saveProfile("http://"+v.pprofAddr+"/debug/pprof/profile?seconds="+strconv.Itoa(profileSeconds), file); err != nil {
-				fmt.Fprintln(os.Stderr, "loadbench: profile:", err)
-			}
-		}()
-		go func() {
-			defer func() { profiled <- struct{}{} }()
-			if !profileAPIServer {
-				return
-			}
-			time.Sleep(time.Until(due.Add(-time.Second)))
-			data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-				Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
-			if err == nil {
-				err = os.WriteFile(filepath.Join(profileDir, "apiserver-"+variantName+"-"+name), data, 0o644)
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "loadbench: API server profile:", err)
-			}
-		}()
+		if v.pprofAddr != "" {
+			profiling.Go(func() {
+				time.Sleep(time.Until(due.Add(-time.Second)))
+				file := filepath.Join(profileDir, "cpu-"+variantName+"-"+name)
+				if err := saveProfile("http://"+v.pprofAddr+"/debug/pprof/profile?seconds="+strconv.Itoa(profileSeconds), file); err != nil {
+					fmt.Fprintln(os.Stderr, "loadbench: profile:", err)
+				}
+			})
+		}
+		if profileAPIServer {
+			profiling.Go(func() {
+				time.Sleep(time.Until(due.Add(-time.Second)))
+				data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+					Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(profileDir, "apiserver-"+variantName+"-"+name), data, 0o644)
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "loadbench: API server profile:", err)
+				}
+			})
+		}
 	}
 	if v.start == nil {
 		go floor(ctx, v.floor, ns, n, due, floorJobs, cmp.Or(v.inFlight, floorConcurrency))
@@ -633,7 +637,7 @@ collect:
 		return r, err
 	}
 	r.CPUSeconds = cpuSeconds(proc) - cpuBefore
-	r.ServerCPUSeconds = cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")) - serverBefore
+	r.ServerCPUSeconds = serverCPU() - serverBefore
 	r.PeakRSSMiB = peakRSSMiB(proc)
 	r.Missing = n - len(owners)
 	for _, c := range owners {
@@ -685,16 +689,12 @@ func watchLikeAController(ctx, syncCtx context.Context, kube kubernetes.Interfac
 		cronJobs.Shutdown()
 		fmt.Fprintf(os.Stderr, "loadbench: the floor's informers handled %d events\n", events.Load())
 	}
-	for typ, ok := range jobs.WaitForCacheSync(syncCtx.Done()) {
-		if !ok {
-			stop()
-			return nil, fmt.Errorf("informer of %v did not sync 10 s before the minute: %w", typ, errLate)
-		}
-	}
-	for typ, ok := range cronJobs.WaitForCacheSync(syncCtx.Done()) {
-		if !ok {
-			stop()
-			return nil, fmt.Errorf("informer of %v did not sync 10 s before the minute: %w", typ, errLate)
+	for _, synced := range []map[reflect.Type]bool{jobs.WaitForCacheSync(syncCtx.Done()), cronJobs.WaitForCacheSync(syncCtx.Done())} {
+		for typ, ok := range synced {
+			if !ok {
+				stop()
+				return nil, fmt.Errorf("informer of %v did not sync 10 s before the minute: %w", typ, errLate)
+			}
 		}
 	}
 	return stop, nil
