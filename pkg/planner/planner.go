@@ -897,7 +897,7 @@ func (p *Plan) previous(base time.Time) []previousSchedule {
 func StartingDeadline(cj *cronv1.CronJob) *time.Duration {
 	var d *time.Duration
 	if s := cj.Spec.StartingDeadlineSeconds; s != nil {
-		d = ptr.To(time.Duration(*s) * time.Second)
+		d = ptr.To(schedule.Seconds(*s))
 	}
 	if cj.Spec.CatchUpPolicy == cronv1.CatchUpNone && (d == nil || *d > NoneGrace) {
 		d = ptr.To(NoneGrace)

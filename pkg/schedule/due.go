@@ -54,8 +54,10 @@ func (s *Schedule) Before(t, lo time.Time) time.Time {
 		if !t.After(lo.Add(every)) {
 			return time.Time{}
 		}
-		steps := (t.Sub(lo) - time.Nanosecond) / every
-		return s.everyBefore(lo.Add(steps*every), lo, every)
+		// The last grid point before t: one step short of the first at
+		// or after it.
+		steps := stepsBetween(lo, t, every) - 1
+		return s.everyBefore(addSteps(lo, steps, every), lo, every)
 	}
 	if n := s.Next(lo); n.IsZero() || !n.Before(t) {
 		return time.Time{}
@@ -114,8 +116,11 @@ func (s *Schedule) MostRecent(earliest, now time.Time) (Due, error) {
 func (s *Schedule) lastNotAfter(lo, now time.Time) time.Time {
 	if every, ok := s.cron.(cron.ConstantDelaySchedule); ok {
 		// @every times form a grid from lo (cron keeps them on whole seconds).
-		steps := now.Sub(lo) / every.Delay
-		return lo.Add(steps * every.Delay)
+		steps := stepsBetween(lo, now, every.Delay)
+		if t := addSteps(lo, steps, every.Delay); !t.After(now) {
+			return t
+		}
+		return addSteps(lo, steps-1, every.Delay)
 	}
 	// Next is monotonic and returns the first scheduled second after its
 	// argument, so the answer is Next(x) for the largest x with Next(x) ≤ now:

@@ -40,8 +40,7 @@ func (s *Schedule) nextInWindow(t time.Time) time.Time {
 			// The grid Next(t) starts at t's second; its first point at or
 			// after notBefore, without stepping through the ones before.
 			t0 := t.Truncate(time.Second)
-			k := (s.notBefore.Sub(t0) + every - 1) / every
-			n = t0.Add(max(k, 1) * every)
+			n = addSteps(t0, max(stepsBetween(t0, s.notBefore, every), 1), every)
 		} else {
 			n = s.nextUnbounded(s.notBefore.Add(-time.Nanosecond))
 		}
@@ -60,8 +59,7 @@ func (s *Schedule) everyBefore(r, lo time.Time, every time.Duration) time.Time {
 		return r
 	}
 	if !s.notAfter.IsZero() && r.After(s.notAfter) {
-		steps := (r.Sub(s.notAfter) + every - 1) / every
-		r = r.Add(-steps * every)
+		r = addSteps(r, -stepsBetween(s.notAfter, r, every), every)
 		if !r.After(lo) {
 			return time.Time{}
 		}

@@ -104,6 +104,12 @@ const (
 	ConditionCalendarsResolved = "CalendarsResolved"
 )
 
+// MaxStartingDeadlineSeconds is the largest spec.startingDeadlineSeconds the
+// API server accepts: 100 years of 365 days. The built-in CronJob has no
+// bound; a Go duration holds about 292 years, and a larger value used to
+// wrap to a negative deadline that counted every run late.
+const MaxStartingDeadlineSeconds = 100 * 365 * 24 * 60 * 60
+
 // CronJobSpec is what the user asks for: a Job template and when to run it.
 //
 // +kubebuilder:validation:XValidation:rule=`has(self.schedule) != has(self.schedules)`,message=`set exactly one of spec.schedule and spec.schedules`
@@ -165,8 +171,11 @@ type CronJobSpec struct {
 	TimeZone *string `json:"timeZone,omitempty"`
 
 	// StartingDeadlineSeconds is how late, in seconds, a run may still start.
-	// A run that could not start within it counts as missed.
+	// A run that could not start within it counts as missed. At most
+	// 3153600000 (100 years): longer means no deadline in practice, and the
+	// bound keeps it well inside what a duration holds (about 292 years).
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3153600000
 	// +optional
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
