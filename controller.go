@@ -765,6 +765,17 @@ type deferredStatus struct {
 	hold uint64
 }
 
+// under is the status a sync of the CronJob at generation gen starts from,
+// given written, the status the API server holds: the kept decision, or,
+// when the spec changed after it (stale), what of it a new spec does not
+// judge again (see planner.StaleDecision).
+func (d deferredStatus) under(gen int64, written *cronv1.CronJobStatus) (st cronv1.CronJobStatus, stale bool) {
+	if d.status.ObservedGeneration == gen {
+		return *d.status, false
+	}
+	return planner.StaleDecision(written, d.status), true
+}
+
 // holdOf names this replica's hold of the shard of the CronJob with uid:
 // the generation the shard was acquired at, 0 without -shards, and false
 // when the shard is not held.
@@ -816,13 +827,9 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		klog.FromContext(ctx).V(2).Info("Dropped a deferred status decided before the CronJob's shard moved; deciding again")
 	} else if ok {
 		v.counted = d.counted
-		if d.status.ObservedGeneration == cj.Generation {
-			cj.Status = *d.status
-		} else {
-			// The spec changed after that decision: what it judged by the
-			// old spec is judged again (see planner.StaleDecision).
+		var stale bool
+		if cj.Status, stale = d.under(cj.Generation, &v.written); stale {
 			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
-			cj.Status = planner.StaleDecision(&v.written, d.status)
 		}
 	}
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
@@ -1078,7 +1085,10 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 		if err != nil || cj.UID != d.UID || !c.current(d.Value, cj.UID) {
 			continue
 		}
-		cj.Status = *d.Value.status
+		// A decision an edit overtook is written as a sync would take it
+		// up: what it judged by the old spec is left for the next leader
+		// to judge by the new one.
+		cj.Status, _ = d.Value.under(cj.Generation, &cj.Status)
 		if err := c.writeStatus(ctx, cj, d.Value.counted); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
 			continue
