@@ -837,20 +837,37 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue
 		}
+		if cached, ok := c.cachedJob(cache.ObjectName{Namespace: ref.Namespace, Name: ref.Name}); ok && cached.UID == ref.UID && !job.IsControlledBy(cached, string(cj.UID)) {
+			// The cache shows it, outside the CronJob's index: detached.
+			v.input.Detached = addUID(v.input.Detached, ref.UID)
+			continue
+		}
 		live, err := c.jobs.Get(ctx, ref.Namespace, ref.Name)
 		switch {
 		case apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID):
-			if v.input.Gone == nil {
-				v.input.Gone = map[types.UID]bool{}
-			}
-			v.input.Gone[ref.UID] = true
-		case err != nil:
+			v.input.Gone = addUID(v.input.Gone, ref.UID)
+		case err == nil && !job.IsControlledBy(live, string(cj.UID)):
+			v.input.Detached = addUID(v.input.Detached, ref.UID)
+		case err == nil:
+			// Still the CronJob's, and the cache behind: the API server's
+			// copy stands in for it, finished or not.
+			v.input.Jobs = append(v.input.Jobs, slim.NewJob(live))
+		default:
 			// Undecidable now; the Job stays active and the sync goes on,
 			// so one unreadable Job does not hold back the CronJob.
 			klog.FromContext(ctx).V(2).Info("Checking an active Job failed; it stays active", "job", klog.KRef(ref.Namespace, ref.Name), "err", err)
 		}
 	}
 	return v, nil
+}
+
+// addUID adds uid to set, made if nil.
+func addUID(set map[types.UID]bool, uid types.UID) map[types.UID]bool {
+	if set == nil {
+		set = map[types.UID]bool{}
+	}
+	set[uid] = true
+	return set
 }
 
 // resolveFailedCreates looks up the Jobs of cj whose create failed without

@@ -175,9 +175,17 @@ func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) e
 		if key := o.owner; c.shards != nil && !c.owns(cmp.Or(key, o.uid)) {
 			continue // its shard moved to another replica, which sees it too
 		}
-		if o.owner == current {
-			if j, ok := c.cachedJob(cache.ObjectName{Namespace: key.Namespace, Name: o.name}); ok && j.UID == o.uid && job.IsControlledBy(j, string(current)) {
+		if o.owner == current && current != "" {
+			j, ok := c.cachedJob(cache.ObjectName{Namespace: key.Namespace, Name: o.name})
+			if ok && j.UID == o.uid && job.IsControlledBy(j, string(current)) {
 				continue // still its CronJob's: that one's plan releases it
+			}
+			if ok && j.UID == o.uid && !c.runRecorded(ctx, key, j) {
+				// Detached from a CronJob that lives on, before its stored
+				// status recorded the run: the finalizer is the run's only
+				// record until it does.
+				c.orphans.add(key, o)
+				continue
 			}
 		}
 		if err := c.release(ctx, key.Namespace, o.name, o.uid, o.finalizers); err != nil {
@@ -188,4 +196,18 @@ func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) e
 		klog.FromContext(ctx).V(2).Info("Released a Job whose CronJob is gone", "job", klog.KRef(key.Namespace, o.name))
 	}
 	return errors.Join(errs...)
+}
+
+// runRecorded reports whether the CronJob under key, as stored, records the
+// run of j, a Job detached from it; false when that cannot be told now.
+func (c *Controller) runRecorded(ctx context.Context, key cache.ObjectName, j *slim.Job) bool {
+	cj, err := c.cachedCronJob(ctx, key)
+	if err != nil {
+		return false
+	}
+	jobs, err := c.jobsOwnedBy(cj)
+	if err != nil {
+		return false
+	}
+	return cj.DeletionTimestamp != nil || planner.Recorded(cj, jobs, j)
 }

@@ -120,8 +120,14 @@ type Input struct {
 	Jobs []Job
 	// Gone holds the UIDs of Jobs in status.active, absent from Jobs, that
 	// the API server said no longer exist. An active Job neither in Jobs
-	// nor in Gone stays active: only the API server can say it is gone.
+	// nor in Gone nor in Detached stays active: only the API server can
+	// say it is gone.
 	Gone map[types.UID]bool
+	// Detached holds the UIDs of Jobs in status.active that still exist
+	// but that the CronJob no longer controls (a user removed the owner
+	// reference): they are no longer its runs to track, hold back or
+	// delete.
+	Detached map[types.UID]bool
 	// Now is the controller's clock.
 	Now time.Time
 	// Written is the status the API server holds, as far as the controller
@@ -251,7 +257,7 @@ func Decide(in Input) *Plan {
 	defer p.countActive()
 
 	settled := p.settledUntil()
-	p.reconcileActive(in.Jobs, in.Gone)
+	p.reconcileActive(in.Jobs, in.Gone, in.Detached)
 	if p.settledUntil().After(settled) {
 		p.adoptedFrom = settled
 	}
@@ -282,7 +288,7 @@ func Decide(in Input) *Plan {
 
 // reconcileActive makes status.active the unfinished Jobs the CronJob
 // controls, and records the newest run started and the newest success.
-func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
+func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 	st := &p.Status
 	for _, j := range jobs {
 		i := activeIndex(st.Active, j.GetUID())
@@ -314,11 +320,16 @@ func (p *Plan) reconcileActive(jobs []Job, gone map[types.UID]bool) {
 		}
 	}
 	st.Active = slices.DeleteFunc(st.Active, func(ref corev1.ObjectReference) bool {
-		// gone names only refs the controller could not find among jobs.
-		if !gone[ref.UID] || slices.ContainsFunc(jobs, func(j Job) bool { return j.GetUID() == ref.UID }) {
+		// gone and detached name only refs the controller could not find
+		// among jobs.
+		if !gone[ref.UID] && !detached[ref.UID] || slices.ContainsFunc(jobs, func(j Job) bool { return j.GetUID() == ref.UID }) {
 			return false
 		}
-		p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
+		if detached[ref.UID] {
+			p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job %s is no longer controlled by this CronJob; it is no longer tracked", ref.Name)
+		} else {
+			p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
+		}
 		return true
 	})
 }
@@ -410,6 +421,13 @@ func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Re
 		releases = append(releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
 	}
 	return releases, waiting
+}
+
+// Recorded reports whether cj's stored status records the run of j, a Job
+// made for cj (controlled by it or detached from it since); jobs are the
+// Jobs cj controls, whose run-now chain j may be on.
+func Recorded(cj *cronv1.CronJob, jobs []Job, j Job) bool {
+	return (&Plan{cj: cj, jobs: append(slices.Clip(jobs), j)}).recorded(j, &cj.Status)
 }
 
 // recorded reports whether the written status records j's run.

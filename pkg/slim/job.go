@@ -80,7 +80,12 @@ func NewJob(j *batchv1.Job) *Job {
 			s.scheduledAt, _ = job.ScheduledAt(j)
 			s.backfill = j.Labels[cronv1.BackfillLabel]
 		}
-		return s
+		if !job.HoldsRunRecord(j) {
+			return s
+		}
+		// Detached from its CronJob before its run was recorded: which run
+		// it is says when the finalizer may go (once the CronJob's stored
+		// status records it).
 	}
 	s.scheduledAt, _ = job.ScheduledAt(j)
 	s.manual = j.Annotations[cronv1.InstantiateAnnotation] == job.Manual

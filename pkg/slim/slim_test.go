@@ -191,9 +191,16 @@ func TestJobKeepsWhatTheSyncReads(t *testing.T) {
 	}
 
 	foreign := j.DeepCopy()
-	foreign.OwnerReferences = nil
+	foreign.OwnerReferences, foreign.Finalizers = nil, nil
 	if s := NewJob(foreign); s.Name != j.Name || !s.scheduledAt.IsZero() || s.Manual() || s.StartTime() != nil || s.Finished() != "" {
 		t.Errorf("a foreign Job keeps more than its identity: %+v", s)
+	}
+	// Detached from its CronJob before its run was recorded: it keeps which
+	// run it is, so its finalizer goes only once the status records that.
+	detached := j.DeepCopy()
+	detached.OwnerReferences = nil
+	if got, ok := NewJob(detached).ScheduledAt(); !ok || !got.Equal(at) || !job.HoldsRunRecord(NewJob(detached)) {
+		t.Errorf("a detached Job holding the run-record finalizer reads as run %v (%v)", got, ok)
 	}
 	if out, _ := FromJob("tombstone"); out != "tombstone" {
 		t.Error("non-Jobs must pass through")

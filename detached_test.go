@@ -1,0 +1,112 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+// detached is a Job a user took from its CronJob by removing the owner
+// reference (to keep it past the history limit): it is no longer the
+// CronJob's.
+func detached(j *batchv1.Job) { j.OwnerReferences = nil }
+
+// A Job detached from its CronJob is no longer counted active, holds back
+// no run under Forbid and is not deleted under Replace, whether it is still
+// running or finished, and whether the cache shows the detach or only the
+// API server does.
+func TestDetachedJobIsNoLongerTheCronJobs(t *testing.T) {
+	prev := at(-time.Hour)
+	for _, c := range []struct {
+		name   string
+		policy cronv1.ConcurrencyPolicy
+		state  jobState
+		cached bool
+	}{
+		{"Forbid, finished, cache shows it", cronv1.ForbidConcurrent, succeeded, true},
+		{"Forbid, running, cache shows it", cronv1.ForbidConcurrent, running, true},
+		{"Forbid, finished, only the API server shows it", cronv1.ForbidConcurrent, succeeded, false},
+		{"Replace, running, cache shows it", cronv1.ReplaceConcurrent, running, true},
+		{"Replace, running, only the API server shows it", cronv1.ReplaceConcurrent, running, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			kept := newJob(prev, c.state, detached)
+			f := newFixture(t, at(5*time.Second))
+			f.cronJob = newCronJob(lastScheduled(prev), activeJobs(kept), policy(c.policy))
+			if c.cached {
+				f.jobs = []*batchv1.Job{kept}
+			} else {
+				f.uncachedJobs = []*batchv1.Job{kept}
+			}
+			ctl, _, _ := f.newController(ctx)
+			if _, err := ctl.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+				t.Fatal(err)
+			}
+			writes := describe(f.kubeclient.Actions(), true)
+			if !slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) {
+				t.Errorf("writes %q, want the 10:00 run started", writes)
+			}
+			if slices.ContainsFunc(writes, func(w string) bool { return strings.HasPrefix(w, "delete jobs") }) {
+				t.Errorf("writes %q: the detached Job was deleted", writes)
+			}
+			st := f.writtenStatus()
+			if st == nil {
+				t.Fatal("no status written")
+			}
+			if slices.ContainsFunc(st.Status.Active, func(r corev1.ObjectReference) bool { return r.UID == kept.UID }) {
+				t.Errorf("active %v still holds the detached Job", st.Status.Active)
+			}
+			if n := missedCount(st.Status, cronv1.MissedConcurrencyForbidden); n != 0 {
+				t.Errorf("%d runs counted ConcurrencyForbidden behind a Job the CronJob no longer controls", n)
+			}
+		})
+	}
+}
+
+// A Job detached before the stored status records its run keeps the
+// run-record finalizer until the status does: released at once, a crash
+// and a TTL delete would leave no trace of the run, and it would start
+// again. Once the status records the run, the finalizer goes.
+func TestDetachedJobKeepsItsRecordUntilTheRunIsRecorded(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	unrecorded := newJob(topOfHour, running, holdingRecord)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	f.jobs = []*batchv1.Job{unrecorded}
+	ctl, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	old := unrecorded.DeepCopy()
+	detached(unrecorded)
+	unrecorded.ResourceVersion = "2"
+	cacheJob(t, kubeFactory, unrecorded)
+	ctl.updateJob(slim.NewJob(old), slim.NewJob(unrecorded))
+	release := "patch jobs default/" + unrecorded.Name
+	if err := ctl.releaseOrphans(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); slices.Contains(writes, release) {
+		t.Fatalf("writes %q: the finalizer went while no stored status records the run", writes)
+	}
+
+	recorded := f.cronJob.DeepCopy()
+	recorded.Status.LastScheduleTime = &metav1.Time{Time: topOfHour}
+	recorded.ResourceVersion = "5"
+	cacheCronJob(t, cronFactory, recorded)
+	if err := ctl.releaseOrphans(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Contains(writes, release) {
+		t.Errorf("writes %q: the finalizer stayed after the status recorded the run", writes)
+	}
+}
