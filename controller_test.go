@@ -1221,7 +1221,7 @@ func TestRunNow(t *testing.T) {
 	f.jobs = []*batchv1.Job{running9}
 	c, _, cronFactory := f.newController(ctx)
 	cj := syncs(t, ctx, f, c, cronFactory)
-	manual := job.ManualName("cj", "", "1777000000", 1)
+	manual := job.ManualName("cj", "cj-uid", "", "1777000000", 1)
 	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual, "patch jobs default/" + manual}) {
 		t.Fatalf("writes %q, want the manual Job", writes)
 	}

@@ -505,9 +505,9 @@ func (w *modelWalk) manualNames(x *modelCJ, value string) []string {
 
 // manualNamesOf are the names the Job of request seq for value may have.
 func (w *modelWalk) manualNamesOf(x *modelCJ, value string, seq int64) []string {
-	out := []string{job.ManualName(x.name, "", value, seq)}
+	out := []string{job.ManualName(x.name, x.uid, "", value, seq)}
 	for v := range w.runNowSets[x.name] {
-		out = append(out, job.ManualName(x.name, planner.RunNowKey(v), value, seq))
+		out = append(out, job.ManualName(x.name, x.uid, planner.RunNowKey(v), value, seq))
 	}
 	return out
 }

@@ -505,7 +505,7 @@ func TestProbe13RunNowBackAndForthStartsEachTime(t *testing.T) {
 	if cj.Status.LastRunNow != "B" || cj.Status.RunNowCount != 4 {
 		t.Errorf("status lastRunNow %q, runNowCount %d: want B, 4", cj.Status.LastRunNow, cj.Status.RunNowCount)
 	}
-	if want := job.ManualName("cj", "A", "B", 4); len(made) == 4 && made[3] != want {
+	if want := job.ManualName("cj", "cj-uid", "A", "B", 4); len(made) == 4 && made[3] != want {
 		t.Errorf("fourth Job %s, want %s (after A, value B, request 4)", made[3], want)
 	}
 }
@@ -550,7 +550,7 @@ func TestRunNowRepeatedPairStatusLostAfterCreate(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
 		t.Fatalf("want the conflict, got %v", err)
 	}
-	fourth := job.ManualName("cj", "A", "B", 4)
+	fourth := job.ManualName("cj", "cj-uid", "A", "B", 4)
 	if got := created(f); !slices.Equal(got, []string{fourth}) {
 		t.Fatalf("fourth change created %q, want %s", got, fourth)
 	}

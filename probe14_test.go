@@ -213,7 +213,7 @@ func TestProbe14RunNowChangedWhileDeferredThenCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	cacheCronJob(t, cronFactory, edited)
-	for _, n := range []string{job.ManualName("cj", "", "a", 1)} {
+	for _, n := range []string{job.ManualName("cj", "cj-uid", "", "a", 1)} {
 		if j := liveJob(t, ctx, f, n); j != nil {
 			cacheJob(t, kubeFactory, j)
 		}
@@ -221,7 +221,7 @@ func TestProbe14RunNowChangedWhileDeferredThenCrash(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	jb := job.ManualName("cj", "a", "b", 2)
+	jb := job.ManualName("cj", "cj-uid", "a", "b", 2)
 	if liveJob(t, ctx, f, jb) == nil {
 		t.Fatalf("no Job %s for run-now b", jb)
 	}

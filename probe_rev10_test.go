@@ -72,7 +72,7 @@ func TestProbeRev10RunNowAcrossACutStatusWrite(t *testing.T) {
 		}
 	}
 	slices.Sort(creates)
-	want := []string{jobName(at(time.Hour)), job.ManualName("cj", "a", "b", 2)}
+	want := []string{jobName(at(time.Hour)), job.ManualName("cj", "cj-uid", "a", "b", 2)}
 	slices.Sort(want)
 	if !slices.Equal(creates, want) {
 		t.Errorf("creates %q, want %q: the due run and request b, once each", creates, want)

@@ -98,7 +98,7 @@ func TestProbeForbidFailingRunNowBlocksSchedule(t *testing.T) {
 		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "now-please"}
 	})
 	c, _, cronFactory := f.newController(ctx)
-	manual := job.ManualName("cj", "", "now-please", 1)
+	manual := job.ManualName("cj", "cj-uid", "", "now-please", 1)
 	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
 		if a.(core.CreateAction).GetObject().(metav1.Object).GetName() == manual {
 			return true, nil, apierrors.NewInternalError(errors.New("admission webhook unavailable"))
@@ -293,14 +293,14 @@ func TestProbeLongRunNowAcrossRestart(t *testing.T) {
 	log := createLog{}
 	log.add(f)
 	f.clock.Step(time.Minute)
-	finishJob(t, ctx, f, kubeFactory, job.ManualName("cj", "", value, 1))
+	finishJob(t, ctx, f, kubeFactory, job.ManualName("cj", "cj-uid", "", value, 1))
 	syncs(t, ctx, f, c, cronFactory) // prunes it
 	c2, _, _ := restart(t, ctx, f)
 	if _, err := c2.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)
 	}
 	log.add(f)
-	if log[job.ManualName("cj", "", value, 1)] != 1 {
+	if log[job.ManualName("cj", "cj-uid", "", value, 1)] != 1 {
 		t.Errorf("run-now creates %v", log)
 	}
 }

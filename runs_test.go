@@ -260,7 +260,7 @@ func TestFailingRunNowDoesNotBlockTheSchedule(t *testing.T) {
 				cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "now-please"}
 			})
 			c, _, _ := f.newController(ctx)
-			manual := job.ManualName("cj", "", "now-please", 1)
+			manual := job.ManualName("cj", "cj-uid", "", "now-please", 1)
 			f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
 				if a.(core.CreateAction).GetObject().(metav1.Object).GetName() == manual {
 					return true, nil, createErr

@@ -35,7 +35,7 @@ func TestRunNowAnnotation(t *testing.T) {
 		return cur.Status.LastRunNow == "1001" && len(jobsOf(t, ns, cj)) == 1, fmt.Sprintf("lastRunNow %q", cur.Status.LastRunNow)
 	})
 	j := jobsOf(t, ns, cj)[0]
-	if j.Name != job.ManualName(cj.Name, "", "1001", 1) || j.Annotations[cronv1.InstantiateAnnotation] != "manual" {
+	if j.Name != job.ManualName(cj.Name, cj.UID, "", "1001", 1) || j.Annotations[cronv1.InstantiateAnnotation] != "manual" {
 		t.Errorf("run-now Job %s with annotations %v", j.Name, j.Annotations)
 	}
 

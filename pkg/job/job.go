@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
@@ -60,15 +61,18 @@ func New(cj *cronv1.CronJob, t time.Time, loc *time.Location) *batchv1.Job {
 }
 
 // ManualName is the name of the Job started for request number seq of the
-// run-now annotation, value following the value handled before it (after;
-// "" for none): "-m" and nine base-36 digits of a 64-bit hash of the three.
-// The number makes each change of the value a name of its own, also back
-// to a value used before when the value before it repeats too (A, B, A,
-// B); a retried create of the same request gets the same name. seq 0 is
-// the name Jobs got before requests were numbered (a hash of after and
-// value alone). The name never collides with a scheduled run's (digits
-// only) and fits 63 characters after a 52-character CronJob name.
-func ManualName(cronJobName, after, value string, seq int64) string {
+// run-now annotation of the CronJob cronJobName with UID uid, value
+// following the value handled before it (after; "" for none): "-m" and
+// nine base-36 digits of a 64-bit hash of the four. The number makes each
+// change of the value a name of its own, also back to a value used before
+// when the value before it repeats too (A, B, A, B); a retried create of
+// the same request gets the same name. The UID keeps a CronJob deleted and
+// recreated under the same name from meeting its predecessor's Jobs, which
+// may linger (Terminating, or orphaned), on its first request. seq 0 is the
+// name Jobs got before requests were numbered (a hash of after and value
+// alone). The name never collides with a scheduled run's (digits only) and
+// fits 63 characters after a 52-character CronJob name.
+func ManualName(cronJobName string, uid types.UID, after, value string, seq int64) string {
 	h := fnv.New64a()
 	h.Write([]byte(after))
 	h.Write([]byte{0})
@@ -76,6 +80,8 @@ func ManualName(cronJobName, after, value string, seq int64) string {
 	if seq != 0 {
 		h.Write([]byte{0})
 		h.Write([]byte(strconv.FormatInt(seq, 10)))
+		h.Write([]byte{0})
+		h.Write([]byte(uid))
 	}
 	digits := strconv.FormatUint(h.Sum64(), 36)
 	return fmt.Sprintf("%s-m%09s", cronJobName, digits[max(0, len(digits)-9):])
@@ -85,7 +91,7 @@ func ManualName(cronJobName, after, value string, seq int64) string {
 // run-now value following the handled value after; key is the value as
 // status.lastRunNow keeps it.
 func NewManual(cj *cronv1.CronJob, after, value, key string, seq int64) *batchv1.Job {
-	j := fromTemplate(cj, ManualName(cj.Name, after, value, seq), cronv1.InstantiateAnnotation, Manual)
+	j := fromTemplate(cj, ManualName(cj.Name, cj.UID, after, value, seq), cronv1.InstantiateAnnotation, Manual)
 	j.Annotations[cronv1.RunNowKeyAnnotation] = key
 	j.Annotations[cronv1.RunNowAfterAnnotation] = after
 	j.Annotations[cronv1.RunNowSeqAnnotation] = strconv.FormatInt(seq, 10)

@@ -442,7 +442,7 @@ func (p *Plan) recorded(j Job, written *cronv1.CronJobStatus) bool {
 		// requests were numbered).
 		value := p.cj.Annotations[cronv1.RunNowAnnotation]
 		return value == "" || RunNowKey(value) == written.LastRunNow ||
-			j.GetName() != job.ManualName(p.cj.Name, written.LastRunNow, value, 0)
+			j.GetName() != job.ManualName(p.cj.Name, p.cj.UID, written.LastRunNow, value, 0)
 	}
 	at, ok := j.ScheduledAt()
 	return !ok || (written.LastScheduleTime != nil && !at.After(written.LastScheduleTime.Time))
@@ -471,7 +471,7 @@ func (p *Plan) planRunNow(jobs []Job) {
 	// an earlier request with the same pair of values has had its
 	// finalizer released (its run recorded), so it is not taken for this
 	// one.
-	legacy := job.ManualName(p.cj.Name, st.LastRunNow, value, 0)
+	legacy := job.ManualName(p.cj.Name, p.cj.UID, st.LastRunNow, value, 0)
 	if slices.ContainsFunc(jobs, func(j Job) bool {
 		if j.GetName() == c.Job.Name {
 			return true

@@ -20,11 +20,11 @@ func TestProbe14RunNowChangedBeforeWriteIsNotReleased(t *testing.T) {
 		cj.Status.LastRunNow = "b" // as decided (deferred)
 	})
 	written := &cronv1.CronJobStatus{LastScheduleTime: cj.Status.LastScheduleTime.DeepCopy()} // lastRunNow ""
-	jb := holding(manualRun(job.ManualName("cj", "a", "b", 0)))
+	jb := holding(manualRun(job.ManualName("cj", "cj-uid", "a", "b", 0)))
 	jb.UID = "uid-b"
 	jb.runNowKey, jb.runNowAfter, jb.hasRunNow = "b", "a", true
 	// The Job of "a" still holds the finalizer too: nothing records it.
-	ja := holding(manualRun(job.ManualName("cj", "", "a", 0)))
+	ja := holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))
 	ja.UID = "uid-a"
 	ja.runNowKey, ja.runNowAfter, ja.hasRunNow = "a", "", true
 	rel, _ := Releases(cj, []Job{ja, jb}, written)
@@ -40,10 +40,10 @@ func TestProbe14RunNowChangedBeforeWriteRestartNoSecondJob(t *testing.T) {
 	cj := cronJob(last(at(0)), func(cj *cronv1.CronJob) {
 		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
 	})
-	ja := holding(manualRun(job.ManualName("cj", "", "a", 0)))
+	ja := holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))
 	ja.UID = "uid-a"
 	ja.runNowKey, ja.runNowAfter, ja.hasRunNow = "a", "", true
-	jb := holding(manualRun(job.ManualName("cj", "a", "b", 0)))
+	jb := holding(manualRun(job.ManualName("cj", "cj-uid", "a", "b", 0)))
 	jb.UID = "uid-b"
 	jb.runNowKey, jb.runNowAfter, jb.hasRunNow = "b", "a", true
 	p := Decide(Input{CronJob: cj, Jobs: []Job{ja, jb}, Now: at(time.Minute)})

@@ -231,7 +231,7 @@ func TestProbeRunNowValueBackAndForth(t *testing.T) {
 		})
 		var jobs []Job
 		if aJobKept {
-			name := job.ManualName("cj", "", "A", 0)
+			name := job.ManualName("cj", "cj-uid", "", "A", 0)
 			jobs = append(jobs, &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-a"}, manual: true, finished: batchv1.JobComplete})
 		}
 		return len(Decide(Input{CronJob: cj, Jobs: jobs, Now: at(-30 * time.Minute)}).Creates)
@@ -246,10 +246,10 @@ func TestProbeRunNowValueBackAndForth(t *testing.T) {
 // once used) get Jobs of their own.
 func TestProbeRunNowNameCollision(t *testing.T) {
 	a, b := fnvCollision(t)
-	if job.ManualName("cj", "", a, 0) == job.ManualName("cj", a, b, 0) || job.ManualName("cj", "", a, 0) == job.ManualName("cj", "", b, 0) {
+	if job.ManualName("cj", "cj-uid", "", a, 0) == job.ManualName("cj", "cj-uid", a, b, 0) || job.ManualName("cj", "cj-uid", "", a, 0) == job.ManualName("cj", "cj-uid", "", b, 0) {
 		t.Fatalf("%q and %q get the same Job name", a, b)
 	}
-	aJob := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "", a, 0), Namespace: "default", UID: "uid-a"}, manual: true, finished: batchv1.JobComplete}
+	aJob := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "cj-uid", "", a, 0), Namespace: "default", UID: "uid-a"}, manual: true, finished: batchv1.JobComplete}
 	cj := cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) {
 		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: b}
 		cj.Status.LastRunNow = a
@@ -486,7 +486,7 @@ func TestProbeLordHoweSpringRunsTwice(t *testing.T) {
 // Job, whatever the policy; the same value again: none.
 func TestProbeRunNowChangedWhileActive(t *testing.T) {
 	for _, pol := range []cronv1.ConcurrencyPolicy{cronv1.AllowConcurrent, cronv1.ForbidConcurrent, cronv1.ReplaceConcurrent} {
-		a := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "", "A", 0), Namespace: "default", UID: "uid-a"}, manual: true}
+		a := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "cj-uid", "", "A", 0), Namespace: "default", UID: "uid-a"}, manual: true}
 		cj := cronJob(last(at(-time.Hour)), concurrency(pol), active(a), func(cj *cronv1.CronJob) {
 			cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "B"}
 			cj.Status.LastRunNow = "A"
@@ -497,7 +497,7 @@ func TestProbeRunNowChangedWhileActive(t *testing.T) {
 		}
 		startAll(p)
 		cj.Status = p.Status
-		b := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "A", "B", 1), Namespace: "default", UID: "uid-" + types.UID(job.ManualName("cj", "A", "B", 1))}, manual: true}
+		b := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "cj-uid", "A", "B", 1), Namespace: "default", UID: "uid-" + types.UID(job.ManualName("cj", "cj-uid", "A", "B", 1))}, manual: true}
 		if p := Decide(Input{CronJob: cj, Jobs: []Job{a, b}, Now: at(-29 * time.Minute)}); len(p.Creates) != 0 {
 			t.Errorf("%s: B again: creates %+v", pol, p.Creates)
 		}

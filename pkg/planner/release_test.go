@@ -80,12 +80,12 @@ func TestReleases(t *testing.T) {
 		},
 		{
 			name: "run-now not recorded yet: kept", cronJob: cronJob(last(ten), runNow("a", "")), now: at(time.Minute),
-			jobs: []Job{holding(manualRun(job.ManualName("cj", "", "a", 0)))}, want: nil, wantRequeue: time.Hour - time.Minute,
+			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))}, want: nil, wantRequeue: time.Hour - time.Minute,
 		},
 		{
 			name: "run-now recorded: released", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),
-			jobs: []Job{holding(manualRun(job.ManualName("cj", "", "a", 0)))},
-			want: []string{job.ManualName("cj", "", "a", 0)}, wantRequeue: time.Hour - time.Minute,
+			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))},
+			want: []string{job.ManualName("cj", "cj-uid", "", "a", 0)}, wantRequeue: time.Hour - time.Minute,
 		},
 		{
 			name: "CronJob being deleted: every Job released", now: at(time.Minute),

@@ -16,7 +16,7 @@ import (
 // manualJob is the Job of request seq (0: named before requests were
 // numbered), value key after the value handled before it, finished.
 func manualJob(after, key string, seq int64) *fakeJob {
-	name := job.ManualName("cj", after, key, seq)
+	name := job.ManualName("cj", "cj-uid", after, key, seq)
 	return &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 		manual: true, started: &metav1.Time{Time: at(-time.Hour)}, complete: &metav1.Time{Time: at(-time.Hour + time.Minute)},
 		finished: batchv1.JobComplete}
@@ -55,7 +55,7 @@ func TestDecideRunNowRequests(t *testing.T) {
 		{
 			name:    "A, B, A, B: the fourth change starts a Job of its own though the second's is in history",
 			cronJob: cronJob(last(at(-time.Hour)), runNowValue("B"), handled("A", 3)),
-			jobs:    aba(), wantCreate: job.ManualName("cj", "A", "B", 4), wantHandled: runNowState{"B", 4},
+			jobs:    aba(), wantCreate: job.ManualName("cj", "cj-uid", "A", "B", 4), wantHandled: runNowState{"B", 4},
 		},
 		{
 			name:    "A, B, A, B, the status write after the fourth's create lost: no second Job",
@@ -79,14 +79,14 @@ func TestDecideRunNowRequests(t *testing.T) {
 			cronJob: cronJob(last(at(-time.Hour)), runNowValue("B")),
 			jobs: []Job{unrecorded(manualJob("", "A", 1), "", "A", 1), unrecorded(manualJob("A", "B", 2), "A", "B", 2),
 				unrecorded(manualJob("B", "A", 3), "B", "A", 3)},
-			wantCreate: job.ManualName("cj", "A", "B", 4), wantHandled: runNowState{"B", 4},
+			wantCreate: job.ManualName("cj", "cj-uid", "A", "B", 4), wantHandled: runNowState{"B", 4},
 		},
 		{
 			name:    "a recorded Job whose finalizer is not released yet is no request of the chain",
 			cronJob: cronJob(last(at(-time.Hour)), runNowValue("B"), handled("A", 3)),
 			jobs: []Job{manualJob("", "A", 1), unrecorded(manualJob("A", "B", 2), "A", "B", 2),
 				unrecorded(manualJob("B", "A", 3), "B", "A", 3)},
-			wantCreate: job.ManualName("cj", "A", "B", 4), wantHandled: runNowState{"B", 4},
+			wantCreate: job.ManualName("cj", "cj-uid", "A", "B", 4), wantHandled: runNowState{"B", 4},
 		},
 		{
 			name:    "upgrade: a request pending from an earlier version (unnumbered Job on the chain) does not start again",
@@ -102,7 +102,7 @@ func TestDecideRunNowRequests(t *testing.T) {
 			name:       "upgrade: an earlier version's Job of the same pair, recorded long ago, is no reason not to start",
 			cronJob:    cronJob(last(at(-time.Hour)), runNowValue("B"), handled("A", 0)),
 			jobs:       []Job{manualJob("", "A", 0), manualJob("A", "B", 0), manualJob("B", "A", 0)},
-			wantCreate: job.ManualName("cj", "A", "B", 1), wantHandled: runNowState{"B", 1},
+			wantCreate: job.ManualName("cj", "cj-uid", "A", "B", 1), wantHandled: runNowState{"B", 1},
 		},
 		{
 			name:    "the value handled: nothing, the count kept",

@@ -142,7 +142,7 @@ func TestDecideWindow(t *testing.T) {
 			cronJob: cronJob(last(at(-time.Hour)), notAfter(at(-30*time.Minute)), func(cj *cronv1.CronJob) {
 				cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "now"}
 			}), now: at(5 * time.Hour),
-			wantCreates: []string{job.ManualName("cj", "", "now", 1)}, wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+			wantCreates: []string{job.ManualName("cj", "cj-uid", "", "now", 1)}, wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
 		{name: "@every inside a window: on the grid from the last run, none before notBefore",
 			cronJob: cronJob(sched("@every 40m"), last(at(-2*time.Hour)), notBefore(at(-30*time.Minute))), now: at(time.Second),
 			wantCreates: hours(10), wantNext: at(40 * time.Minute), wantRequeue: 40*time.Minute - time.Second},

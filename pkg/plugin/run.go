@@ -59,7 +59,7 @@ func Run(ctx context.Context, c Clients, w io.Writer, name string) (RunResult, e
 		if current != "" && planner.RunNowKey(current) != last {
 			pending = current
 		} else {
-			res.Job = job.ManualName(cj.Name, last, res.Value, cj.Status.RunNowCount+1)
+			res.Job = job.ManualName(cj.Name, cj.UID, last, res.Value, cj.Status.RunNowCount+1)
 		}
 		return nil
 	})
