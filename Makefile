@@ -76,11 +76,11 @@ MODEL_KNOWN ?=
 
 ## model: the model-based test (model_test.go), long: MODEL_SEEDS walks of MODEL_STEPS
 ## steps from seed MODEL_FIRST, with the race detector; then the planner's
-## simulated walks (pkg/planner/probe_sim_test.go) at twenty times their seeds.
+## simulated walks (TestSimulatedWalk*, pkg/planner/sim_test.go) at twenty times their seeds.
 ## Replay one seed with go test -run TestModel . -args -model.seed=N -model.steps=M
 model:
 	go test -race -count=1 -timeout 180m -run '^TestModel$$' . -args -model.seeds=$(MODEL_SEEDS) -model.steps=$(MODEL_STEPS) -model.first=$(MODEL_FIRST) -model.lag=any -model.known=$(MODEL_KNOWN)
-	go test -count=1 -timeout 60m -run '^TestProbeSim' ./pkg/planner -args -sim.scale=20
+	go test -count=1 -timeout 60m -run '^TestSimulatedWalk' ./pkg/planner -args -sim.scale=20
 	go test -count=1 -run '^TestModel$$' . -args -model.duration=5m -model.seeds=0 -model.first=$$(date +%s) -model.known=$(MODEL_KNOWN)
 
 ## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
