@@ -49,7 +49,7 @@ FUZZ_MINIMIZE ?= 500x
 test:
 	go test -race -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 	$(MAKE) cluster-binaries
-	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./pkg/e2e
+	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./test/e2e
 	$(MAKE) fuzz
 	$(MAKE) alert-rules
 
@@ -125,7 +125,7 @@ verify: $(CONTROLLER_GEN)
 ## fault proxy, 200 CronJobs for 5 minutes with 10% of requests faulted, and 3
 ## minutes of Job creates answered 500 after being applied).
 soak: cluster-binaries
-	go test -race -count=1 -timeout 60m -tags e2e -v -run 'TestSurvives' ./pkg/e2e -args -soak
+	go test -race -count=1 -timeout 60m -tags e2e -v -run 'TestSurvives' ./test/e2e -args -soak
 
 LOAD_N       ?= 500,2000,5000,10000
 LOAD_REPEATS ?= 3
