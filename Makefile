@@ -49,7 +49,7 @@ FUZZ_MINIMIZE ?= 500x
 test:
 	go test -race -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 	$(MAKE) cluster-binaries
-	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./pkg/e2e
+	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./test/e2e
 	$(MAKE) fuzz
 	$(MAKE) alert-rules
 
@@ -77,11 +77,11 @@ MODEL_KNOWN ?=
 
 ## model: the model-based test (model_test.go), long: MODEL_SEEDS walks of MODEL_STEPS
 ## steps from seed MODEL_FIRST, with the race detector; then the planner's
-## simulated walks (pkg/planner/probe_sim_test.go) at twenty times their seeds.
+## simulated walks (TestSimulatedWalk*, pkg/planner/sim_test.go) at twenty times their seeds.
 ## Replay one seed with go test -run TestModel . -args -model.seed=N -model.steps=M
 model:
 	go test -race -count=1 -timeout 180m -run '^TestModel$$' . -args -model.seeds=$(MODEL_SEEDS) -model.steps=$(MODEL_STEPS) -model.first=$(MODEL_FIRST) -model.lag=any -model.known=$(MODEL_KNOWN)
-	go test -count=1 -timeout 60m -run '^TestProbeSim' ./pkg/planner -args -sim.scale=20
+	go test -count=1 -timeout 60m -run '^TestSimulatedWalk' ./pkg/planner -args -sim.scale=20
 	go test -count=1 -run '^TestModel$$' . -args -model.duration=5m -model.seeds=0 -model.first=$$(date +%s) -model.known=$(MODEL_KNOWN)
 
 ## cluster-binaries: build the embedded control plane once (about 10 minutes cold).
@@ -126,7 +126,7 @@ verify: $(CONTROLLER_GEN)
 ## fault proxy, 200 CronJobs for 5 minutes with 10% of requests faulted, and 3
 ## minutes of Job creates answered 500 after being applied).
 soak: cluster-binaries
-	go test -race -count=1 -timeout 60m -tags e2e -v -run 'TestSurvives' ./pkg/e2e -args -soak
+	go test -race -count=1 -timeout 60m -tags e2e -v -run 'TestSurvives' ./test/e2e -args -soak
 
 LOAD_N       ?= 500,2000,5000,10000
 LOAD_REPEATS ?= 3

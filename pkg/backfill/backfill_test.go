@@ -19,67 +19,6 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
-var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-
-func hour(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
-
-// testJob is a Job as the decision reads it.
-type testJob struct {
-	metav1.ObjectMeta
-	finished batchv1.JobConditionType
-}
-
-func (j *testJob) Finished() batchv1.JobConditionType { return j.finished }
-
-func cronJob(created time.Time, lastSchedule *time.Time) *cronv1.CronJob {
-	cj := &cronv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid", CreationTimestamp: metav1.NewTime(created)},
-		Spec:       cronv1.CronJobSpec{Schedule: "0 * * * *", TimeZone: ptr.To("UTC")},
-	}
-	if lastSchedule != nil {
-		cj.Status.LastScheduleTime = &metav1.Time{Time: *lastSchedule}
-	}
-	return cj
-}
-
-func backfillOf(start, end time.Time, max int32) *cronv1.Backfill {
-	return &cronv1.Backfill{
-		ObjectMeta: metav1.ObjectMeta{Name: "bf", Namespace: "ns", UID: "bf-uid",
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tutorial.kubebuilder.io/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid"}}},
-		Spec: cronv1.BackfillSpec{CronJobName: "cj", Start: metav1.NewTime(start), End: metav1.NewTime(end), MaxConcurrent: ptr.To(max)},
-	}
-}
-
-// scheduledJob is the CronJob's own Job of t; backfillJob a Job of bf.
-func scheduledJob(t time.Time) *testJob {
-	return &testJob{ObjectMeta: metav1.ObjectMeta{Name: job.Name("cj", t), UID: types.UID("s-" + t.Format("15")),
-		OwnerReferences: []metav1.OwnerReference{{Kind: "CronJob", UID: "cj-uid", Controller: ptr.To(true)}}}}
-}
-
-func backfillJob(t time.Time, finished batchv1.JobConditionType) *testJob {
-	return &testJob{ObjectMeta: metav1.ObjectMeta{Name: job.Name("cj", t), UID: types.UID("b-" + t.Format("15")),
-		OwnerReferences: []metav1.OwnerReference{{Kind: "Backfill", UID: "bf-uid", Controller: ptr.To(true)}}}, finished: finished}
-}
-
-func lookup(jobs ...*testJob) func(string) (Job, bool) {
-	return func(name string) (Job, bool) {
-		for _, j := range jobs {
-			if j.Name == name {
-				return j, true
-			}
-		}
-		return nil, false
-	}
-}
-
-func createdTimes(p *Plan) []time.Time {
-	var ts []time.Time
-	for _, c := range p.Creates {
-		ts = append(ts, c.Time)
-	}
-	return ts
-}
-
 func TestDecide(t *testing.T) {
 	last := hour(10)
 	type want struct {

@@ -1,124 +1,26 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 )
-
-// apiServer answers writes as kube-apiserver does: with the object's
-// metadata alone when the request's Accept asks for PartialObjectMetadata
-// (protobuf when asked first), with the whole object when ignoresAs (an
-// old server), or with the failure set.
-type apiServer struct {
-	t         *testing.T
-	ignoresAs bool
-	failure   *metav1.Status
-	// stored is the metadata the server sets on the written object.
-	stored metav1.ObjectMeta
-	// seen are the requests, as method, path, Accept and body.
-	seen []request
-}
-
-type request struct {
-	method, path, accept, contentType string
-	body                              []byte
-}
-
-func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	accept := r.Header.Get("Accept")
-	s.seen = append(s.seen, request{r.Method, r.URL.Path, accept, r.Header.Get("Content-Type"), body})
-	if s.failure != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(int(s.failure.Code))
-		_ = json.NewEncoder(w).Encode(s.failure)
-		return
-	}
-	if s.ignoresAs || !strings.Contains(accept, "as=PartialObjectMetadata") {
-		// The whole object, in JSON: the object sent (a Job for a patch)
-		// with the stored metadata.
-		whole := map[string]any{"apiVersion": "batch/v1", "kind": "Job"}
-		if r.Method != http.MethodPatch {
-			if err := json.Unmarshal(body, &whole); err != nil {
-				s.t.Errorf("a body this server reads as JSON: %v", err)
-			}
-		}
-		meta, _ := json.Marshal(s.stored)
-		var m map[string]any
-		_ = json.Unmarshal(meta, &m)
-		whole["metadata"] = m
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(whole)
-		return
-	}
-	partial := &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"},
-		ObjectMeta: s.stored,
-	}
-	mediaType := "application/json"
-	if strings.HasPrefix(accept, runtime.ContentTypeProtobuf) {
-		mediaType = runtime.ContentTypeProtobuf
-	}
-	codecs := metainternalversionscheme.Codecs
-	info, _ := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType)
-	data, err := runtime.Encode(codecs.EncoderForVersion(info.Serializer, metav1.SchemeGroupVersion), partial)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	w.Header().Set("Content-Type", mediaType)
-	_, _ = w.Write(data)
-}
-
-func newAPIServer(t *testing.T) (*apiServer, *rest.Config) {
-	s := &apiServer{t: t, stored: metav1.ObjectMeta{
-		Name: "job-1", Namespace: "ns", UID: "uid-1", ResourceVersion: "77",
-		CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)),
-		Finalizers:        []string{"batch.tutorial.kubebuilder.io/run-record"},
-		Annotations:       map[string]string{"a": "b"},
-	}}
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return s, &rest.Config{Host: srv.URL}
-}
-
-func jobClient(t *testing.T, cfg *rest.Config) kubernetes.Interface {
-	cfg = rest.CopyConfig(cfg)
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func sentJob() *batchv1.Job {
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "job-1", Namespace: "ns", Annotations: map[string]string{"a": "b"}},
-		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
-		}}},
-	}
-}
 
 // The API server answers a Job create with the Job's metadata alone; the
 // Job returned is the one sent with the metadata the server stored, so the
@@ -256,5 +158,245 @@ func TestReleaseAsksForMetadataOnly(t *testing.T) {
 	}
 	if s.seen[0].contentType != string(types.JSONPatchType) {
 		t.Errorf("Content-Type = %q, want a JSON patch", s.seen[0].contentType)
+	}
+}
+
+// Every error kind a caller tells apart survives, with its message, in both
+// clients, whether the server writes its Status in JSON (as it does for an
+// Accept with as=) or in protobuf.
+func TestWriteErrorKindsSurvive(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		st    metav1.Status
+		check func(error) bool
+	}{
+		{"already exists", metav1.Status{Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonAlreadyExists, Message: `jobs.batch "job-1" already exists`}, apierrors.IsAlreadyExists},
+		{"conflict", metav1.Status{Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonConflict, Message: "the object has been modified"}, apierrors.IsConflict},
+		{"not found", metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound, Message: `cronjobs "cj" not found`}, apierrors.IsNotFound},
+		{"namespace terminating", metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "namespace ns is being terminated",
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: "terminating"}}}},
+			func(err error) bool { return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) }},
+		{"invalid", metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: "the patch test failed"}, apierrors.IsInvalid},
+		{"bad request", metav1.Status{Status: metav1.StatusFailure, Code: 400, Reason: metav1.StatusReasonBadRequest, Message: "bad template"}, apierrors.IsBadRequest},
+	} {
+		for _, mediaType := range []string{runtime.ContentTypeJSON, runtime.ContentTypeProtobuf} {
+			for _, w := range writes {
+				t.Run(tc.name+"/"+mediaType+"/"+w.name, func(t *testing.T) {
+					_, cfg := newScriptedServer(t, statusAnswer(tc.st, mediaType))
+					err := w.do(t, cfg)
+					if !tc.check(err) || !strings.Contains(err.Error(), tc.st.Message) {
+						t.Errorf("err = %v, want the server's %s with its message", err, tc.st.Reason)
+					}
+				})
+			}
+		}
+	}
+}
+
+// A 429 with Retry-After is retried inside the call, the whole body sent
+// again: a retry with a short body would come back 400 and be taken as a
+// template the server refuses (a run counted as missed).
+func TestTooManyRequestsRetriedWithWholeBody(t *testing.T) {
+	tooMany := func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Retry-After", "0")
+		statusAnswer(metav1.Status{Status: metav1.StatusFailure, Code: 429, Reason: metav1.StatusReasonTooManyRequests, Message: "slow down"}, runtime.ContentTypeJSON)(w, nil, nil)
+	}
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			s, cfg := newScriptedServer(t, tooMany, partialAnswer(http.StatusCreated, metav1.ObjectMeta{Name: "x", Namespace: "ns", UID: "u", ResourceVersion: "5"}))
+			if err := w.do(t, cfg); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.seen) != 2 {
+				t.Fatalf("%d requests, want 2 (one retry)", len(s.seen))
+			}
+			if len(s.seen[0].body) == 0 || !bytes.Equal(s.seen[0].body, s.seen[1].body) || s.seen[0].accept != s.seen[1].accept {
+				t.Errorf("retry sent %d bytes (Accept %q), first %d bytes (Accept %q)", len(s.seen[1].body), s.seen[1].accept, len(s.seen[0].body), s.seen[0].accept)
+			}
+		})
+	}
+}
+
+// A 2xx answer the controller cannot read is an error, never a Job or
+// CronJob without UID or version (one in the own-writes cache would stand
+// for the real one). The create's error takes the failed-create path, which
+// reads the Job live.
+func TestUnreadableAnswerIsAnError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(http.ResponseWriter, *http.Request, []byte)
+	}{
+		{"empty 201", func(w http.ResponseWriter, _ *http.Request, _ []byte) { w.WriteHeader(http.StatusCreated) }},
+		{"204", func(w http.ResponseWriter, _ *http.Request, _ []byte) { w.WriteHeader(http.StatusNoContent) }},
+		{"not JSON", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte("<html>"))
+		}},
+		{"whole object without UID", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"job-1","resourceVersion":"5"}}`))
+		}},
+		{"text/plain", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte("ok"))
+		}},
+	} {
+		for _, w := range writes[:2] {
+			t.Run(tc.name+"/"+w.name, func(t *testing.T) {
+				_, cfg := newScriptedServer(t, tc.answer)
+				if err := w.do(t, cfg); err == nil {
+					t.Errorf("no error: an unreadable answer passed for a stored object")
+				}
+			})
+		}
+	}
+}
+
+// A PartialObjectMetadata answer without a UID is an error, as the
+// whole-object fallback refuses one ("no UID"): an object without UID in the
+// own-writes cache would stand for the real one. No API server answers a
+// write so, but the typed call took such an answer.
+func TestMetadataAnswerWithoutUIDIsAnError(t *testing.T) {
+	for _, w := range writes[:2] {
+		t.Run(w.name, func(t *testing.T) {
+			_, cfg := newScriptedServer(t, partialAnswer(http.StatusOK, metav1.ObjectMeta{Name: "job-1", ResourceVersion: "5"}))
+			if err := w.do(t, cfg); err == nil {
+				t.Errorf("no error: an answer without UID passed for a stored object")
+			}
+		})
+	}
+}
+
+// A server (or proxy in front of it) that ignores as= and answers the whole
+// Job in protobuf: the create succeeded, but Create reports an error. The
+// caller's failed-create path reads the Job live, so the run is not lost or
+// doubled, as long as the error is not one the caller takes for a refusal.
+func TestWholeProtobufJobAnswerIsNoRefusal(t *testing.T) {
+	whole := func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		j := sentJob()
+		j.UID, j.ResourceVersion = "uid-1", "5"
+		info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+		data, err := runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, batchv1.SchemeGroupVersion), j)
+		if err != nil {
+			panic(err)
+		}
+		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(data)
+	}
+	_, cfg := newScriptedServer(t, whole)
+	_, err := NewJobs(jobClient(t, cfg)).Create(t.Context(), sentJob())
+	if err == nil {
+		t.Skip("read: a whole protobuf Job is accepted")
+	}
+	if apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err) {
+		t.Errorf("err = %v: a kind the caller takes for a refusal, though the Job was created", err)
+	}
+}
+
+// The status UpdateStatus returns equals, semantically, the status the
+// informer's echo of the write shows, for the statuses the planner writes:
+// times with nanoseconds and in other zones, a time pointer to zero, empty
+// lists, large counts, text JSON escapes or replaces.
+func TestReturnedStatusEqualsEcho(t *testing.T) {
+	at := time.Date(2026, 11, 24, 5, 0, 59, 999999999, time.FixedZone("X", 3600+1800))
+	for _, tc := range []struct {
+		name   string
+		status cronv1.CronJobStatus
+	}{
+		{"nanoseconds and zones", cronv1.CronJobStatus{
+			LastScheduleTime: &metav1.Time{Time: at}, NextScheduleTime: &metav1.Time{Time: at.Add(time.Minute)},
+			ScheduleChangeTime: &metav1.Time{Time: at.Add(-time.Nanosecond)},
+			Conditions:         []metav1.Condition{{Type: "ScheduleValid", Status: metav1.ConditionTrue, Reason: "Valid", Message: "m", LastTransitionTime: metav1.Time{Time: at}, ObservedGeneration: 3}},
+		}},
+		{"zero time pointer", cronv1.CronJobStatus{LastScheduleTime: &metav1.Time{}, LastSuccessfulTime: &metav1.Time{}}},
+		{"empty lists", cronv1.CronJobStatus{Active: []corev1.ObjectReference{}, MissedRuns: []cronv1.MissedRuns{}, Conditions: []metav1.Condition{}, PreviousSchedules: []cronv1.PreviousSchedule{}}},
+		{"large counts", cronv1.CronJobStatus{RunNowCount: 1<<53 + 1, ObservedGeneration: 1<<62 + 3, ActiveCount: 1<<31 - 1,
+			MissedRuns: []cronv1.MissedRuns{{Reason: "TooLate", Count: 1<<53 + 3}}}},
+		{"text", cronv1.CronJobStatus{LastRunNow: "<a&b>\u2028\xff\xfe end", ResolvedSchedule: "0 * * * * | 5 4 * * *",
+			Conditions: []metav1.Condition{{Type: "T", Status: metav1.ConditionFalse, Reason: "R", Message: "bad \xc3\x28 utf8 \"q\" <tag>", LastTransitionTime: metav1.Time{Time: at}}}}},
+		{"empty", cronv1.CronJobStatus{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, cfg := newScriptedServer(t, partialAnswer(http.StatusOK, metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid", ResourceVersion: "91", Generation: 3}))
+			c, err := clientset.NewForConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cj := testCronJob()
+			cj.Status = tc.status
+			got, err := NewCronJobs(c).UpdateStatus(t.Context(), cj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			echo := storeAsCRD(t, s.seen[0].body)
+			if !equality.Semantic.DeepEqual(got.Status, echo.Status) {
+				gj, _ := json.Marshal(got.Status)
+				ej, _ := json.Marshal(echo.Status)
+				t.Errorf("returned status differs from the echo:\n got %s\necho %s\n got %#v\necho %#v", gj, ej, got.Status, echo.Status)
+			}
+			if !equality.Semantic.DeepEqual(got.Spec, echo.Spec) {
+				t.Errorf("returned spec %+v, echo %+v", got.Spec, echo.Spec)
+			}
+		})
+	}
+}
+
+// The Job Create returns shares its spec with the Job sent; the fake
+// clientset's returns a copy. No caller changes either today.
+func TestCreateResultMayShareSentSpec(t *testing.T) {
+	_, cfg := newScriptedServer(t, partialAnswer(http.StatusCreated, metav1.ObjectMeta{Name: "job-1", Namespace: "ns", UID: "uid-1", ResourceVersion: "5"}))
+	sent := sentJob()
+	got, err := NewJobs(jobClient(t, cfg)).Create(t.Context(), sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*got.Spec.Suspend = false
+	if !*sent.Spec.Suspend {
+		t.Log("the returned Job shares spec memory with the Job sent (informational)")
+	}
+}
+
+// Like the typed calls, the writes wait on the clientset's rate limiter and
+// carry its user agent.
+func TestWritesUseTheLimiterAndUserAgent(t *testing.T) {
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			s, cfg := newScriptedServer(t, partialAnswer(http.StatusOK, metav1.ObjectMeta{Name: "x", Namespace: "ns", UID: "u", ResourceVersion: "5"}))
+			limiter := &countingLimiter{}
+			cfg.RateLimiter = limiter
+			cfg.UserAgent = "test-agent/7"
+			if err := w.do(t, cfg); err != nil {
+				t.Fatal(err)
+			}
+			if limiter.waits != 1 {
+				t.Errorf("limiter waited %d times, want 1", limiter.waits)
+			}
+			if s.agents[0] != "test-agent/7" {
+				t.Errorf("User-Agent = %q", s.agents[0])
+			}
+		})
+	}
+}
+
+// The server's warnings reach the clientset's warning handler, as they did
+// through the typed calls.
+func TestWarningsReachTheHandler(t *testing.T) {
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			answer := partialAnswer(http.StatusOK, metav1.ObjectMeta{Name: "x", Namespace: "ns", UID: "u", ResourceVersion: "5"})
+			_, cfg := newScriptedServer(t, func(rw http.ResponseWriter, r *http.Request, body []byte) {
+				rw.Header().Add("Warning", `299 - "test warning"`)
+				answer(rw, r, body)
+			})
+			h := &warnings{}
+			cfg.WarningHandler = h
+			if err := w.do(t, cfg); err != nil {
+				t.Fatal(err)
+			}
+			if len(h.got) != 1 || h.got[0] != "test warning" {
+				t.Errorf("warnings handled: %q", h.got)
+			}
+		})
 	}
 }

@@ -12,29 +12,6 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
-func calendarOf(name, zone string, dates []string, ranges ...[2]string) *cronv1.Calendar {
-	cal := &cronv1.Calendar{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cronv1.CalendarSpec{TimeZone: zone}}
-	for _, d := range dates {
-		cal.Spec.Dates = append(cal.Spec.Dates, cronv1.CalendarDate(d))
-	}
-	for _, r := range ranges {
-		cal.Spec.Ranges = append(cal.Spec.Ranges, cronv1.CalendarRange{Start: cronv1.CalendarTime(r[0]), End: cronv1.CalendarTime(r[1])})
-	}
-	return cal
-}
-
-func excluding(names ...string) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) { cj.Spec.ExcludeCalendars = names }
-}
-
-func calendarsOf(cals ...*cronv1.Calendar) map[string]*cronv1.Calendar {
-	out := map[string]*cronv1.Calendar{}
-	for _, c := range cals {
-		out[c.Name] = c
-	}
-	return out
-}
-
 // The edges of dates and ranges, read in the Calendar's zone whatever the
 // zone of the instant.
 func TestCalendarExcludes(t *testing.T) {
@@ -366,5 +343,24 @@ func TestConditionWarningOncePerChange(t *testing.T) {
 				t.Errorf("after the edit: %s %+v, want False observed at generation %d", tc.condition, c, cj.Generation)
 			}
 		})
+	}
+}
+
+// README: "Editing a Calendar takes effect at the next due time of each
+// CronJob naming it ... times already due were decided under the Calendar
+// as it was then." The run of 10:00 was due before the Calendar gained
+// Friday (at 10:00:02); the sync that decides it comes at 10:00:05 and must
+// start it. Skipped: the planner reads only the Calendar as it is at the
+// sync, so today the run is Excluded instead (a known gap, see the skip).
+func TestCalendarEditAfterDueTimeKeepsTheRun(t *testing.T) {
+	t.Skip("FINDING: a Calendar edited between a run's due time and its sync excludes that run (planner reads only the Calendar as it is at the sync); README claims times already due keep the Calendar as it was then")
+	edited := at(2 * time.Second)
+	cal := calendarOf("freeze", "UTC", []string{"2026-05-01"})
+	cal.CreationTimestamp = metav1.NewTime(at(-30 * 24 * time.Hour))
+	cal.Generation = 2
+	cal.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: &metav1.Time{Time: edited}}}
+	p := Decide(Input{CronJob: cronJob(last(at(-time.Hour)), excluding("freeze")), Now: at(5 * time.Second), Calendars: calendarsOf(cal)})
+	if got := names(p.Creates, func(c Create) string { return c.Job.Name }); len(got) != 1 || got[0] != hours(10)[0] {
+		t.Errorf("creates %q, want the run of 10:00 (due before the edit); missed %v", got, missedOf(p.Status))
 	}
 }

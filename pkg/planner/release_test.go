@@ -12,23 +12,6 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
-// holding gives a Job the run-record finalizer (and another one, so a
-// release must remove only ours).
-func holding(j *fakeJob) *fakeJob {
-	j.Finalizers = []string{"foregroundDeletion", job.RunRecordFinalizer}
-	return j
-}
-
-func deleting(j *fakeJob) *fakeJob {
-	j.DeletionTimestamp = &metav1.Time{Time: at(-time.Minute)}
-	return j
-}
-
-func manualRun(name string) *fakeJob {
-	return &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + "m"}, manual: true,
-		started: &metav1.Time{Time: at(-time.Minute)}}
-}
-
 // A Job's run-record finalizer goes once the written status records its
 // run, and not before: until then the Job is the run's only record.
 func TestReleases(t *testing.T) {
@@ -131,5 +114,26 @@ func TestDeletingJobRecordsItsRun(t *testing.T) {
 	}
 	if got := names(p.Creates, func(c Create) string { return c.Job.Name }); !slices.Equal(got, []string{job.Name("cj", at(time.Hour))}) {
 		t.Errorf("creates %q, want only the 11:00 run", got)
+	}
+}
+
+// Run-now value "a" handled (Job ManualName("", "a") created, status
+// deferred with lastRunNow "a"), then the user sets run-now to "b" before
+// that status is written: the kept decision starts ManualName("a", "b").
+// The API server still holds lastRunNow "". Neither Job's run is recorded,
+// so Releases must let neither finalizer go (comparing against
+// ManualName(written.LastRunNow="", "b") alone would release both).
+func TestRunNowChangedBeforeWriteHoldsBothFinalizers(t *testing.T) {
+	cj := cronJob(last(at(0)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
+		cj.Status.LastRunNow = "b" // as decided (deferred)
+	})
+	written := &cronv1.CronJobStatus{LastScheduleTime: cj.Status.LastScheduleTime.DeepCopy()} // lastRunNow ""
+	jb := unrecordedManual("a", "b", "uid-b")
+	// The Job of "a" still holds the finalizer too: nothing records it.
+	ja := unrecordedManual("", "a", "uid-a")
+	rel, _ := Releases(cj, []Job{ja, jb}, written)
+	if len(rel) != 0 {
+		t.Errorf("released %v: the Job of run-now value b before any written status records it (written lastRunNow %q)", rel, written.LastRunNow)
 	}
 }

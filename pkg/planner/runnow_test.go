@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"fmt"
+	"hash/fnv"
 	"slices"
 	"testing"
 	"time"
@@ -12,28 +14,6 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
-
-// manualJob is the Job of request seq (0: named before requests were
-// numbered), value key after the value handled before it, finished.
-func manualJob(after, key string, seq int64) *fakeJob {
-	name := job.ManualName("cj", "cj-uid", after, key, seq)
-	return &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-		manual: true, started: &metav1.Time{Time: at(-time.Hour)}, complete: &metav1.Time{Time: at(-time.Hour + time.Minute)},
-		finished: batchv1.JobComplete}
-}
-
-// unrecorded gives j the run-record finalizer and its run-now annotations,
-// as a Job has them until a written status records its run; seq 0 is a Job
-// made before requests were numbered.
-func unrecorded(j *fakeJob, after, key string, seq int64) *fakeJob {
-	holding(j)
-	j.runNowKey, j.runNowAfter, j.runNowSeq, j.hasRunNow = key, after, seq, true
-	return j
-}
-
-func handled(last string, count int64) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) { cj.Status.LastRunNow, cj.Status.RunNowCount = last, count }
-}
 
 // Each change of the run-now value is one request, numbered by
 // status.runNowCount: a value set back to one used before starts a Job
@@ -137,10 +117,6 @@ func TestDecideRunNowRequests(t *testing.T) {
 	}
 }
 
-func runNowValue(v string) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) { cj.Annotations = map[string]string{cronv1.RunNowAnnotation: v} }
-}
-
 // A walk A, B, A, B, A through Decide, each Job started (or its value
 // refused for good) and recorded: every change is one request with a Job
 // name of its own, and a Job's finalizer goes once a written status
@@ -186,5 +162,103 @@ func TestDecideRunNowBackAndForthWalk(t *testing.T) {
 	}
 	if distinct := slices.Compact(slices.Sorted(slices.Values(names))); len(distinct) != len(names) {
 		t.Errorf("names %q repeat", names)
+	}
+}
+
+// "Each distinct value starts one Job, also across controller restarts"
+// (README). A -> B -> A: whether A runs a second time depends on whether its
+// first Job is still in the history.
+func TestRunNowRepeatDoesNotDependOnKeptJobs(t *testing.T) {
+	decide := func(aJobKept bool) int {
+		cj := cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) {
+			cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "A"}
+			cj.Status.LastRunNow = "B"
+		})
+		var jobs []Job
+		if aJobKept {
+			name := job.ManualName("cj", "cj-uid", "", "A", 0)
+			jobs = append(jobs, &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-a"}, manual: true, finished: batchv1.JobComplete})
+		}
+		return len(Decide(Input{CronJob: cj, Jobs: jobs, Now: at(-30 * time.Minute)}).Creates)
+	}
+	kept, pruned := decide(true), decide(false)
+	if kept != pruned {
+		t.Errorf("run-now A->B->A: %d Jobs when A's first Job is still kept, %d when it was pruned", kept, pruned)
+	}
+}
+
+// Two distinct run-now values whose FNV-32a hashes collide (as the names
+// once used) get Jobs of their own.
+func TestRunNowHashCollisionStartsItsOwnJob(t *testing.T) {
+	a, b := fnvCollision(t)
+	if job.ManualName("cj", "cj-uid", "", a, 0) == job.ManualName("cj", "cj-uid", a, b, 0) || job.ManualName("cj", "cj-uid", "", a, 0) == job.ManualName("cj", "cj-uid", "", b, 0) {
+		t.Fatalf("%q and %q get the same Job name", a, b)
+	}
+	aJob := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "cj-uid", "", a, 0), Namespace: "default", UID: "uid-a"}, manual: true, finished: batchv1.JobComplete}
+	cj := cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: b}
+		cj.Status.LastRunNow = a
+	})
+	p := Decide(Input{CronJob: cj, Jobs: []Job{aJob}, Now: at(-30 * time.Minute)})
+	if len(p.Creates) == 0 {
+		t.Errorf("run-now %q (distinct from the handled %q) silently never runs: status.lastRunNow=%q, no Job, no Event %v",
+			b, a, p.Status.LastRunNow, p.Events)
+	}
+}
+
+// fnvCollision finds two unix-timestamp run-now values, as the README's
+// `date +%s` makes them, with the same FNV-32a hash.
+func fnvCollision(t *testing.T) (string, string) {
+	seen := map[uint32]string{}
+	for v := int64(1777000000); v < 1777000000+1<<20; v++ {
+		s := fmt.Sprint(v)
+		h := fnv.New32a()
+		h.Write([]byte(s))
+		sum := h.Sum32()
+		if prev, ok := seen[sum]; ok {
+			return prev, s
+		}
+		seen[sum] = s
+	}
+	t.Skip("no collision in range")
+	return "", ""
+}
+
+// A new run-now value while the previous value's Job still runs: one more
+// Job, whatever the policy; the same value again: none.
+func TestRunNowChangeWhileActiveStartsOneJob(t *testing.T) {
+	for _, pol := range []cronv1.ConcurrencyPolicy{cronv1.AllowConcurrent, cronv1.ForbidConcurrent, cronv1.ReplaceConcurrent} {
+		a := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "cj-uid", "", "A", 0), Namespace: "default", UID: "uid-a"}, manual: true}
+		cj := cronJob(last(at(-time.Hour)), concurrency(pol), active(a), func(cj *cronv1.CronJob) {
+			cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "B"}
+			cj.Status.LastRunNow = "A"
+		})
+		p := Decide(Input{CronJob: cj, Jobs: []Job{a}, Now: at(-30 * time.Minute)})
+		if len(p.Creates) != 1 || !p.Creates[0].Manual || len(p.Deletes) != 0 {
+			t.Errorf("%s: creates %+v deletes %+v", pol, p.Creates, p.Deletes)
+		}
+		startAll(p)
+		cj.Status = p.Status
+		b := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: job.ManualName("cj", "cj-uid", "A", "B", 1), Namespace: "default", UID: "uid-" + types.UID(job.ManualName("cj", "cj-uid", "A", "B", 1))}, manual: true}
+		if p := Decide(Input{CronJob: cj, Jobs: []Job{a, b}, Now: at(-29 * time.Minute)}); len(p.Creates) != 0 {
+			t.Errorf("%s: B again: creates %+v", pol, p.Creates)
+		}
+	}
+}
+
+// The same, after a crash: the restarted controller reads lastRunNow "" and
+// annotation "b", finds the Job of "b" (named after "a"), and must not start
+// "b" a second time.
+func TestRunNowChangedBeforeWriteStartsNoSecondJobAfterRestart(t *testing.T) {
+	cj := cronJob(last(at(0)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
+	})
+	ja := unrecordedManual("", "a", "uid-a")
+	jb := unrecordedManual("a", "b", "uid-b")
+	p := Decide(Input{CronJob: cj, Jobs: []Job{ja, jb}, Now: at(time.Minute)})
+	for _, c := range p.Creates {
+		if c.Manual {
+			t.Errorf("creates %s for run-now value b, whose Job %s exists: b runs twice", c.Job.Name, jb.Name)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,27 +14,6 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
-
-func notBefore(t time.Time) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) { cj.Spec.NotBefore = &metav1.Time{Time: t} }
-}
-func notAfter(t time.Time) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) { cj.Spec.NotAfter = &metav1.Time{Time: t} }
-}
-func schedules(entries ...string) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) {
-		cj.Spec.Schedule = ""
-		cj.Spec.Schedules = nil
-		for _, e := range entries {
-			cj.Spec.Schedules = append(cj.Spec.Schedules, cronv1.ScheduleEntry(e))
-		}
-	}
-}
-func condition(typ string, status metav1.ConditionStatus, reason, msg string) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) {
-		meta.SetStatusCondition(&cj.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg})
-	}
-}
 
 // windowCase is a row of TestDecideWindow and TestDecideSchedules.
 type windowCase struct {
@@ -233,5 +213,91 @@ func TestAdoptedRunCountsNothingBeforeTheWindow(t *testing.T) {
 	}
 	if got := missedOf(p.Status); len(got) != 0 {
 		t.Errorf("missed %v, want none: 09:00 is before notBefore (09:10)", got)
+	}
+}
+
+// Schedule edits and adoption count only runs inside the active window.
+
+// A schedule edit counts as ScheduleChanged the old schedule's owed
+// times that the new one refuses; times before notBefore are no runs.
+func TestEditCountsNoTimeBeforeNotBefore(t *testing.T) {
+	cj := cronJob(sched("30 * * * *"), seen("0 * * * *", "UTC"), last(at(-3*time.Hour)), notBefore(at(-30*time.Minute)))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Minute)})
+	// Owed by the old schedule in the window: 10:00 only (08:00, 09:00 before 09:30).
+	if got := missedOf(p.Status); got[cronv1.MissedScheduleChanged] > 1 {
+		t.Errorf("missed %v, want at most ScheduleChanged:1 (08:00, 09:00 are before notBefore 09:30)", got)
+	}
+}
+
+// With notBefore in the future and never a run yet, an edit counts nothing.
+func TestEditBeforeTheWindowOpensCountsNothing(t *testing.T) {
+	cj := cronJob(sched("30 * * * *"), seen("0 * * * *", "UTC"), notBefore(at(2*time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Minute)})
+	if got := missedOf(p.Status); len(got) != 0 {
+		t.Errorf("missed %v, want none: the window opens at 12:00", got)
+	}
+}
+
+// After notAfter, an edit counts nothing past notAfter.
+func TestEditAfterTheWindowClosedCountsNothing(t *testing.T) {
+	cj := cronJob(sched("30 * * * *"), seen("0 * * * *", "UTC"), last(at(-3*time.Hour)), notAfter(at(-150*time.Minute)))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Minute)})
+	if got := missedOf(p.Status); len(got) != 0 {
+		t.Errorf("missed %v, want none: 08:00-10:00 are after notAfter 07:30", got)
+	}
+}
+
+// More than five edits with the window not yet open: the merge of the
+// history counts no barred run outside the window.
+func TestHistoryCapCountsNothingBeforeTheWindow(t *testing.T) {
+	cj := cronJob(last(at(-24*time.Hour)), notBefore(at(48*time.Hour)))
+	for i := range 8 {
+		cj.Spec.Schedule = fmt.Sprintf("%d * * * *", i)
+		p := Decide(Input{CronJob: cj, Now: at(time.Duration(i) * time.Second)})
+		cj.Status = p.Status
+	}
+	if got := missedOf(cj.Status); len(got) != 0 {
+		t.Errorf("missed %v, want none: the window opens in two days", got)
+	}
+}
+
+// Adopting a Job under an @every schedule counts the runs passed over only
+// within the window (notBefore, then notAfter).
+func TestAdoptedEveryRunCountsOnlyWithinTheWindow(t *testing.T) {
+	// status: @every 20m in force, last 09:00; the lost sync at 10:00 under
+	// notBefore 09:30 started 10:00 (grid 09:20, 09:40, 10:00) passing over 09:40.
+	cj := cronJob(sched("@every 20m"), seen("@every 20m", "UTC"), last(at(-time.Hour)), notBefore(at(-30*time.Minute)))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(time.Minute)})
+	if got := missedOf(p.Status)[cronv1.MissedSuperseded]; got != 1 {
+		t.Errorf("missed %v, want Superseded:1 (09:40 only; 09:20 before 09:30)", missedOf(p.Status))
+	}
+	// notAfter variant: notAfter 09:30: 09:20 counted, 09:40 not.
+	cj = cronJob(sched("@every 20m"), seen("@every 20m", "UTC"), last(at(-time.Hour)), notAfter(at(-30*time.Minute)))
+	p = Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(time.Minute)})
+	if got := missedOf(p.Status)[cronv1.MissedSuperseded]; got != 1 {
+		t.Errorf("notAfter: missed %v, want Superseded:1 (09:20 only)", missedOf(p.Status))
+	}
+}
+
+// An @every schedule before, a cron schedule now (the edit seen in the
+// adopting sync): adoption counts only the passed-over runs in the window.
+func TestAdoptionAcrossEveryToCronCountsOnlyWithinTheWindow(t *testing.T) {
+	cj := cronJob(sched("0 * * * *"), seen("@every 20m", "UTC"), last(at(-time.Hour)), notBefore(at(-30*time.Minute)))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(time.Minute)})
+	if got := missedOf(p.Status); got[cronv1.MissedSuperseded] != 1 || len(got) != 1 {
+		t.Errorf("missed %v, want Superseded:1 (09:40 only)", got)
+	}
+}
+
+// A previous schedule in status (the edit seen earlier), a window and an
+// adoption: only the passed-over runs in the window are counted.
+func TestAdoptionWithHistoryCountsOnlyWithinTheWindow(t *testing.T) {
+	// 0 * * * * until 08:30, then */30 * * * * in force; last 07:00; lost sync at 10:00 started 10:00.
+	// Runs: 08:00 (both name it; before until), 09:00, 09:30 (after until). notBefore 08:45.
+	cj := cronJob(sched("*/30 * * * *"), seen("*/30 * * * *", "UTC"), history("0 * * * *", "UTC", at(-90*time.Minute)),
+		last(at(-3*time.Hour)), notBefore(at(-75*time.Minute)))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(time.Minute)})
+	if got := missedOf(p.Status); got[cronv1.MissedSuperseded] != 2 || len(got) != 1 {
+		t.Errorf("missed %v, want Superseded:2 (09:00, 09:30)", got)
 	}
 }

@@ -365,3 +365,31 @@ func format(runs []time.Time, loc *time.Location) string {
 	}
 	return b.String()
 }
+
+// Next must return only times the schedule names: for a schedule that names
+// hour 1 only, never a time in hour 2. Lord Howe moves its clocks by 30
+// minutes: a minute loop that steps from 01:59 +10:30 into 02:30 +11 must
+// re-check the hour, or it runs on to 02:45.
+func TestNextNamesOnlyScheduledTimes(t *testing.T) {
+	for _, tc := range []struct{ spec, zone string }{
+		{"45 1 * * *", "Australia/Lord_Howe"},
+		{"30 1 * * *", "Australia/Lord_Howe"},
+		{"*/30 1 * * *", "Australia/Lord_Howe"},
+		{"45 1 * * *", "America/New_York"},
+		{"45 1 * * *", "Europe/Berlin"},
+	} {
+		zone := tc.zone
+		s, err := Parse(tc.spec, &zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc := s.Location()
+		x := time.Date(2026, 1, 1, 0, 0, 0, 0, loc)
+		for x.Year() == 2026 {
+			x = s.Next(x)
+			if h := x.In(loc).Hour(); h != 1 {
+				t.Errorf("%s in %s: Next gave %s (hour %d); Names says %v", tc.spec, tc.zone, x.In(loc).Format(time.RFC3339), h, s.Names(x))
+			}
+		}
+	}
+}

@@ -8,26 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func mustTime(t *testing.T, layout, value string) time.Time {
-	t.Helper()
-	v, err := time.Parse(layout, value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func utc(t *testing.T, value string) time.Time { return mustTime(t, time.RFC3339, value) }
-
-func mustParse(t *testing.T, spec string, zone *string) *Schedule {
-	t.Helper()
-	s, err := Parse(spec, zone)
-	if err != nil {
-		t.Fatalf("Parse(%q): %v", spec, err)
-	}
-	return s
-}
-
 func TestParseRejects(t *testing.T) {
 	cases := []struct {
 		name, spec string

@@ -6,19 +6,6 @@ import (
 	"time"
 )
 
-func ymd(y int, mo time.Month, d, h, mi int) time.Time {
-	return time.Date(y, mo, d, h, mi, 0, 0, time.UTC)
-}
-
-func mustList(t *testing.T, zone string, entries ...string) *Schedule {
-	t.Helper()
-	s, err := ParseList(entries, &zone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestUnionNamesEveryEntrysTimesOnce(t *testing.T) {
 	s := mustList(t, "UTC", "0 9 * * 1-5", "30 17 * * 5", "0 9 * * *")
 	from := ymd(2026, 5, 1, 0, 0) // a Friday

@@ -19,7 +19,7 @@ import (
 
 // Decide and the outcome methods never panic and always leave a status the
 // CRD schema accepts, whatever an old or hand-edited object holds.
-func TestProbeGarbageInputs(t *testing.T) {
+func TestGarbageInputsNeverPanic(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	pickS := func(xs ...string) string { return xs[r.Intn(len(xs))] }
 	times := func() time.Time {
@@ -125,9 +125,9 @@ func TestProbeGarbageInputs(t *testing.T) {
 
 // A negative history limit (the schema says minimum 0; an object stored
 // before that schema, or under a CRD installed without it, can hold one)
-// makes Decide panic in job.ToPrune; a panic in a worker takes the whole
-// controller down, for every CronJob, on every restart.
-func TestProbeNegativeHistoryLimit(t *testing.T) {
+// must not make Decide panic (in job.ToPrune): a panic in a worker takes the
+// whole controller down, for every CronJob, on every restart.
+func TestNegativeHistoryLimitDoesNotPanic(t *testing.T) {
 	cj := cronJob(func(cj *cronv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](-1) })
 	defer func() {
 		if x := recover(); x != nil {

@@ -11,10 +11,9 @@ import (
 )
 
 // Times outside the CronJob's notBefore/notAfter window wait for the
-// CronJob like any time it has not passed. Backfilling them at once (as a
-// change after the final review did) let a run happen twice: the window
-// widened later, the CronJob owes those times, and the Backfill's Job, the
-// only lock, may be gone by then (the review of that change, branch revbf).
+// CronJob like any time it has not passed. Backfilling them at once would
+// let a run happen twice: if the window widens later, the CronJob owes
+// those times, and the Backfill's Job, the only lock, may be gone by then.
 // Past an expired notAfter the condition says why it waits.
 func TestBackfillWaitsOutsideTheCronJobsWindow(t *testing.T) {
 	last := hour(2)

@@ -1,7 +1,8 @@
 package planner
 
-// A seeded random walk over Decide and its outcome methods, checking run
-// accounting against an independent record of the schedules each sync saw:
+// The simulated walks: a seeded random walk over Decide and its outcome
+// methods, checking run accounting against an independent record of the
+// schedules each sync saw:
 //
 //   - no scheduled time is started twice;
 //   - lastScheduleTime and the settled instant never move back;
@@ -14,6 +15,9 @@ package planner
 //     and a merge of the history the runs in (b0, until] it bars; those
 //     runs then leave the settle check;
 //   - a valid, unsuspended CronJob always has a wake-up.
+//
+// The tests share the prefix TestSimulatedWalk: make model runs them with
+// -sim.scale=20.
 
 import (
 	"flag"
@@ -380,20 +384,31 @@ var simBase = simOptions{
 	catchUps:  []cronv1.CatchUpPolicy{cronv1.CatchUpLatest, cronv1.CatchUpAll, cronv1.CatchUpNone},
 	deadlines: []*int64{nil, ptr.To[int64](60), ptr.To[int64](3600)},
 	// Fewer edits than the history cap between settles, so the cap (a
-	// separate probe) does not decide the outcome.
+	// separate test) does not decide the outcome.
 	maxEditsOpen: 4,
 }
 
-func TestProbeSimCron(t *testing.T) {
-	for seed := int64(1); seed <= int64(25*(*simScale)); seed++ {
-		if msg, trace := runSim(seed, 300, simBase); msg != "" {
+// walkSeeds runs seeds 1 to seeds*sim.scale, each for steps steps, and
+// fails at the first violation with its trace.
+func walkSeeds(t *testing.T, seeds, steps int, o simOptions) {
+	t.Helper()
+	for seed := int64(1); seed <= int64(seeds*(*simScale)); seed++ {
+		if msg, trace := runSim(seed, steps, o); msg != "" {
 			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
 			return
 		}
 	}
 }
 
-func TestProbeSimStats(t *testing.T) {
+// Cron schedules, edited, with creates failing or refused, under every
+// policy: the promises above hold.
+func TestSimulatedWalkCron(t *testing.T) {
+	walkSeeds(t, 25, 300, simBase)
+}
+
+// The walk is worth its checks: over 50 seeds it starts and counts missed
+// enough runs.
+func TestSimulatedWalkExercisesEnough(t *testing.T) {
 	simStats.checks, simStats.runs, simStats.started, simStats.missed = 0, 0, 0, 0
 	for seed := int64(1); seed <= 50; seed++ {
 		runSim(seed, 300, simBase)
@@ -404,19 +419,15 @@ func TestProbeSimStats(t *testing.T) {
 	}
 }
 
-func TestProbeSimEvery(t *testing.T) {
+// @every schedules, mixed with cron ones.
+func TestSimulatedWalkEvery(t *testing.T) {
 	o := simBase
 	o.specs = []string{"@every 30m", "@every 1h", "@every 45m", "0 * * * *", "*/15 * * * *", "@every 2h"}
-	for seed := int64(1); seed <= int64(25*(*simScale)); seed++ {
-		if msg, trace := runSim(seed, 300, o); msg != "" {
-			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
-			return
-		}
-	}
+	walkSeeds(t, 25, 300, o)
 }
 
 // With the history cap in play (no bound on edits between settles).
-func TestProbeSimUncappedEdits(t *testing.T) {
+func TestSimulatedWalkUncappedEdits(t *testing.T) {
 	o := simBase
 	o.maxEditsOpen = 0
 	// Past five edits before a settle, the ScheduleChanged counts of the
@@ -425,16 +436,11 @@ func TestProbeSimUncappedEdits(t *testing.T) {
 	// the promise (nothing twice, nothing that is not a run) still hold.
 	o.looseCounts = true
 	o.editP = 0.5
-	for seed := int64(1); seed <= int64(15*(*simScale)); seed++ {
-		if msg, trace := runSim(seed, 300, o); msg != "" {
-			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
-			return
-		}
-	}
+	walkSeeds(t, 15, 300, o)
 }
 
 // Around every DST change of 2026 in the three zones, with small steps.
-func TestProbeSimDST(t *testing.T) {
+func TestSimulatedWalkDST(t *testing.T) {
 	o := simBase
 	o.specs = append(slices.Clone(o.specs), "30 2 * * *", "15 1 * * *", "45 1 * * *", "0 2 * * *", "*/20 1-3 * * *", "@every 40m")
 	o.steps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 10 * time.Minute, 20 * time.Minute, 45 * time.Minute}
@@ -446,16 +452,11 @@ func TestProbeSimDST(t *testing.T) {
 		time.Date(2026, 4, 4, 15, 0, 0, 0, time.UTC),   // Lord Howe autumn (02:00 -> 01:30)
 		time.Date(2026, 10, 3, 15, 30, 0, 0, time.UTC), // Lord Howe spring (02:00 -> 02:30)
 	}
-	for seed := int64(1); seed <= int64(150*(*simScale)); seed++ {
-		if msg, trace := runSim(seed, 400, o); msg != "" {
-			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
-			return
-		}
-	}
+	walkSeeds(t, 150, 400, o)
 }
 
 // A clock that also steps back (NTP corrections, a VM restored).
-func TestProbeSimClockBack(t *testing.T) {
+func TestSimulatedWalkClockBack(t *testing.T) {
 	o := simBase
 	// With edits seen while the clock stepped back, the times the edits were
 	// seen are no longer in order, and in some walks this oracle and the
@@ -465,19 +466,5 @@ func TestProbeSimClockBack(t *testing.T) {
 	o.looseCounts = true
 	o.steps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 20 * time.Minute, time.Hour, -30 * time.Second, -10 * time.Minute, -time.Hour}
 	o.specs = append(slices.Clone(o.specs), "@every 30m", "@every 50m")
-	for seed := int64(1); seed <= int64(30*(*simScale)); seed++ {
-		if msg, trace := runSim(seed, 300, o); msg != "" {
-			t.Errorf("seed %d: %s\n  %s", seed, msg, strings.Join(trace, "\n  "))
-			return
-		}
-	}
-}
-
-func missedFor(st cronv1.CronJobStatus, reason string) int64 {
-	for _, m := range st.MissedRuns {
-		if m.Reason == reason {
-			return m.Count
-		}
-	}
-	return 0
+	walkSeeds(t, 30, 300, o)
 }

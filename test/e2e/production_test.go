@@ -336,7 +336,7 @@ func TestLeaderFailover(t *testing.T) {
 }
 
 // /healthz, /readyz and /metrics answer, and the metrics tell what happened.
-func TestMetricsAndProbes(t *testing.T) {
+func TestMetricsAndHealthEndpoints(t *testing.T) {
 	ns := newNamespace(t)
 	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
 	startController(t, "-metrics-bind-address="+metricsAddr, "-health-probe-bind-address="+healthAddr,

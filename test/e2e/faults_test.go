@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/faultproxy"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/test/faultproxy"
 )
 
 // faultSeed replaces the fault tests' fixed seeds, to replay a run or to try
@@ -254,7 +254,7 @@ func runUnderFaults(t *testing.T, load faultLoad) {
 	if *faultSeed != 0 {
 		seed = *faultSeed
 	}
-	t.Logf("fault seed %d (replay: go test -tags e2e -run '^%s$' ./pkg/e2e -args -fault.seed=%d)", seed, t.Name(), seed)
+	t.Logf("fault seed %d (replay: go test -tags e2e -run '^%s$' ./test/e2e -args -fault.seed=%d)", seed, t.Name(), seed)
 	ns := newNamespace(t)
 	proxy, err := faultproxy.New(faultproxy.Config{
 		Target: env.cluster.APIServerURL, Seed: seed, Rules: load.rules, MaxRetryAfter: load.maxRetryAfter,
