@@ -1,21 +1,99 @@
 package main
 
 import (
+	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2/ktesting"
-
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
 )
+
+// Failover to a warm standby whose CronJob watch lags (hung): the old
+// leader created the 10:00 Job, wrote lastScheduleTime 10:00 and released
+// the Job; the Job finished and its TTL deleted it. The standby's caches
+// still show lastScheduleTime 09:00 and never saw the Job. The barrier Run
+// passes before its first sync (catchUpWithAPIServer) reads the CronJobs
+// live, so the 10:00 run is not started again.
+func TestTakeoverWithLaggingCacheStartsNoRecordedRun(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(0))) // as the API server holds it
+	f.cronJob.ResourceVersion = "20"
+	c, _, cronFactory := f.newController(ctx)
+	stale := newCronJob(lastScheduled(at(-time.Hour)))
+	stale.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, stale)                 // the standby's lagging cache
+	if err := c.catchUpWithAPIServer(ctx); err != nil { // as Run does before its workers start
+		t.Fatal(err)
+	}
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if a == "create jobs default/"+jobName(at(0)) {
+			t.Errorf("%s: the 10:00 run, recorded on the API server, runs twice after failover", a)
+		}
+	}
+}
+
+// The takeover barrier holds the first sync back until a live list of the
+// CronJobs succeeds, trying again with a growing pause (on the controller's
+// clock) rather than giving up or deciding from the cache.
+func TestTakeoverBarrierRetriesTheList(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(20*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(0)))
+	f.cronJob.ResourceVersion = "20"
+	c, _, cronFactory := f.newController(ctx)
+	stale := newCronJob(lastScheduled(at(-time.Hour)))
+	stale.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, stale)
+	var lists atomic.Int32
+	f.client.PrependReactor("list", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+		if lists.Add(1) <= 2 {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+		}
+		return false, nil, nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- c.catchUpWithAPIServer(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := lists.Load(); n != 3 {
+				t.Errorf("%d lists, want 3 (two refused, then one that succeeds)", n)
+			}
+			got, err := c.cachedCronJob(ctx, cache.MetaObjectToName(f.cronJob))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ResourceVersion != "20" {
+				t.Errorf("after the barrier the sync sees resourceVersion %s, want the live 20", got.ResourceVersion)
+			}
+			return
+		default:
+		}
+		if f.clock.HasWaiters() {
+			f.clock.Step(10 * time.Second)
+		}
+		goruntime.Gosched()
+	}
+}
 
 // Review of the takeover barrier (d14f647), finding 1: a CronJob deleted
 // and re-created under the same name while the standby's watch lags. The
@@ -26,7 +104,7 @@ import (
 // B's add arrives at B's first version (never run). The first sync decides
 // from that and started the 10:00 run again; the delete now forgets only
 // what was held for A (Store.ForgetUID).
-func TestReviewTakeoverRecreatedCronJobLosesBarrierEntry(t *testing.T) {
+func TestTakeoverRecreatedCronJobKeepsItsBarrierEntry(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
 	live := newCronJob(createdAt(at(-15*time.Minute)), lastScheduled(at(0))) // B, as the API server holds it
@@ -72,7 +150,7 @@ func TestReviewTakeoverRecreatedCronJobLosesBarrierEntry(t *testing.T) {
 // The barrier's entry outlives ownWritesTTL while the cache still lags:
 // the versioned store then forces a live read, so the recorded run is not
 // started again. Passing: proves the change right on this point.
-func TestReviewTakeoverBarrierEntryExpiresCacheStillLags(t *testing.T) {
+func TestTakeoverBarrierEntryExpiredStillReadsLive(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
 	f.cronJob = newCronJob(lastScheduled(at(0)))
@@ -102,7 +180,7 @@ func TestReviewTakeoverBarrierEntryExpiresCacheStillLags(t *testing.T) {
 // (status.active lists it, read live by the barrier) but the standby's Job
 // cache does not show it. At 11:00 with Forbid, the standby must not start
 // the 11:00 run beside it.
-func TestReviewTakeoverJobCacheLagsForbid(t *testing.T) {
+func TestTakeoverWithLaggingJobCacheForbidHoldsTheNextRun(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Hour+20*time.Second))
 	running10 := newJob(at(0), running)
@@ -135,7 +213,7 @@ func TestReviewTakeoverJobCacheLagsForbid(t *testing.T) {
 // standby's Job cache does not show that Job yet. Its create of the same
 // name is refused and the Job adopted: one Job for the run, no NameTaken,
 // and the status written records the 10:00 run. Passing.
-func TestReviewTakeoverDeferredStatusJobCacheLags(t *testing.T) {
+func TestTakeoverAdoptsTheOldLeadersUnrecordedJob(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
 	created := newJob(at(0), running, holdingRecord)
@@ -179,7 +257,7 @@ func TestReviewTakeoverDeferredStatusJobCacheLags(t *testing.T) {
 // "a" and deferred the status write recording lastRunNow; the standby's Job
 // cache lags. The create of the same name is refused and the Job adopted.
 // Passing.
-func TestReviewTakeoverDeferredRunNowJobCacheLags(t *testing.T) {
+func TestTakeoverAdoptsTheOldLeadersRunNowJob(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(-30*time.Minute))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) {

@@ -1,0 +1,501 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// restart builds a new Controller on the fixture's API state, as a new
+// process (or the next leader) would: empty own-writes, no deferred
+// statuses, caches listed from the API server.
+func restart(t *testing.T, ctx context.Context, f *fixture) (*Controller, kubeinformers.SharedInformerFactory, informers.SharedInformerFactory) {
+	t.Helper()
+	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
+	cronFactory := informers.NewSharedInformerFactory(f.client, 0)
+	c, err := NewController(ctx, f.kubeclient, f.client,
+		kubeFactory.Batch().V1().Jobs(), cronFactory.Batch().V1().CronJobs(), f.clock,
+		WithEventRecorder(f.recorder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.queue.ShutDown)
+	jobs, err := f.kubeclient.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range jobs.Items {
+		cacheJob(t, kubeFactory, &jobs.Items[i])
+	}
+	cj, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheCronJob(t, cronFactory, cj)
+	f.kubeclient.ClearActions()
+	f.client.ClearActions()
+	return c, kubeFactory, cronFactory
+}
+
+// finishJob marks a Job on the API server (and in a cache) complete.
+func finishJob(t *testing.T, ctx context.Context, f *fixture, kubeFactory kubeinformers.SharedInformerFactory, name string) {
+	t.Helper()
+	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.NewTime(f.clock.Now())
+	j.Status.StartTime = &now
+	j.Status.CompletionTime = &now
+	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	if _, err := f.kubeclient.BatchV1().Jobs("default").UpdateStatus(ctx, j, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if kubeFactory != nil {
+		cacheJob(t, kubeFactory, j)
+	}
+}
+
+// createsOf counts, across all of a fixture's recorded actions so far, the
+// successful-or-not create requests per Job name.
+type createLog map[string]int
+
+func (l createLog) add(f *fixture) {
+	for _, n := range created(f) {
+		l[n]++
+	}
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }
+
+func missedCount(st cronv1.CronJobStatus, reason string) int64 {
+	for _, m := range st.MissedRuns {
+		if m.Reason == reason {
+			return m.Count
+		}
+	}
+	return 0
+}
+
+func drainQueue(c *Controller) {
+	for c.queue.Len() > 0 {
+		k, _ := c.queue.Get()
+		c.queue.Done(k)
+	}
+}
+
+func conflictOnStatus(f *fixture) {
+	f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(cronv1.Resource("cronjobs"), "cj", errors.New("stale"))
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func missedMetric(t *testing.T, reason string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.MissedSchedules.WithLabelValues(reason).(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// drain runs the queued syncs (and those they queue) a few rounds.
+func drainSyncs(t *testing.T, ctx context.Context, c *Controller) {
+	t.Helper()
+	for i := 0; i < 10 && c.queue.Len() > 0; i++ {
+		key, _ := c.queue.Get()
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Logf("sync %v: %v", key, err)
+		}
+		c.queue.Done(key)
+	}
+}
+
+type getSpy struct {
+	workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	started chan struct{}
+}
+
+func (s *getSpy) Get() (cache.ObjectName, bool) {
+	select {
+	case s.started <- struct{}{}:
+	default:
+	}
+	return s.TypedRateLimitingInterface.Get()
+}
+
+// clockTimerSpy says the duration of each timer made on its clock.
+type clockTimerSpy struct {
+	*testingclock.FakeClock
+	made chan time.Duration
+}
+
+func (s *clockTimerSpy) NewTimer(d time.Duration) clock.Timer {
+	t := s.FakeClock.NewTimer(d)
+	select {
+	case s.made <- d:
+	default:
+	}
+	return t
+}
+
+// blockingStatus hands each UpdateStatus's context to the test and waits
+// for the test's go-ahead.
+type blockingStatus struct {
+	control.CronJobs
+	called chan context.Context
+	goOn   chan struct{}
+}
+
+func (b *blockingStatus) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
+	b.called <- ctx
+	<-b.goOn
+	return b.CronJobs.UpdateStatus(ctx, cj)
+}
+
+// ctxStatus fails a status write made with an ended context, as client-go
+// does (its rate limiter's Wait, then the HTTP request, see ctx first); the
+// fake clientset ignores the context.
+type ctxStatus struct {
+	control.CronJobs
+}
+
+func (s *ctxStatus) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("client rate limiter Wait returned an error: %w", err)
+	}
+	return s.CronJobs.UpdateStatus(ctx, cj)
+}
+
+// throttledReleases answers every finalizer release 429 with Retry-After
+// 3 s, which client-go waits out inside the call unless its context ends
+// first; then it gives up.
+type throttledReleases struct {
+	control.Jobs
+	clock   *testingclock.FakeClock
+	entered chan string
+}
+
+func (s *throttledReleases) ReleaseFinalizer(ctx context.Context, namespace, name string, _ types.UID, _ string, _ []string) error {
+	retryAfter := s.clock.NewTimer(3 * time.Second)
+	defer retryAfter.Stop()
+	s.entered <- name
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+	case <-retryAfter.C():
+		return apierrors.NewTooManyRequests("the server is busy", 3)
+	}
+}
+
+// refusedStatus refuses every status write, as an API server in trouble.
+type refusedStatus struct {
+	control.CronJobs
+	refused int
+}
+
+func (r *refusedStatus) UpdateStatus(context.Context, *cronv1.CronJob) (*cronv1.CronJob, error) {
+	r.refused++
+	return nil, apierrors.NewInternalError(fmt.Errorf("etcd is sad"))
+}
+
+// lostAnswerStatus applies a status write on the server, then holds its
+// answer until the context ends: the write landed, the sync never knew.
+type lostAnswerStatus struct {
+	control.CronJobs
+	entered chan string
+	lose    bool
+}
+
+func (s *lostAnswerStatus) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
+	updated, err := s.CronJobs.UpdateStatus(ctx, cj)
+	if err != nil || !s.lose {
+		return updated, err
+	}
+	s.entered <- cj.Name
+	<-ctx.Done()
+	return nil, fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+}
+
+// injectFaults makes the named calls ("verb resource[/sub]") answer 500.
+func injectFaults(f *fixture) map[string]bool {
+	faults := map[string]bool{}
+	injected := func(a core.Action) (bool, runtime.Object, error) {
+		what := a.GetVerb() + " " + a.GetResource().Resource
+		if a.GetSubresource() != "" {
+			what += "/" + a.GetSubresource()
+		}
+		if faults[what] {
+			return true, nil, apierrors.NewInternalError(errors.New("injected: " + what))
+		}
+		return false, nil, nil
+	}
+	f.client.PrependReactor("*", "*", injected)
+	f.kubeclient.PrependReactor("*", "*", injected)
+	return faults
+}
+
+// landedTimeout stores the status, then answers a timeout: the write landed,
+// its answer lost.
+type landedTimeout struct {
+	control.CronJobs
+	lose bool
+}
+
+func (s *landedTimeout) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
+	updated, err := s.CronJobs.UpdateStatus(ctx, cj)
+	if err != nil || !s.lose {
+		return updated, err
+	}
+	return nil, apierrors.NewTimeoutError("injected: answer lost", 1)
+}
+
+// inForce says the controller last saw resolved (in zone) as the schedule.
+func inForce(resolved, zone string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Status.ResolvedSchedule, cj.Status.ResolvedTimeZone = resolved, zone
+		cj.Status.Conditions = append(cj.Status.Conditions, metav1.Condition{
+			Type: cronv1.ConditionScheduleValid, Status: metav1.ConditionTrue, Reason: "Valid",
+			LastTransitionTime: metav1.NewTime(at(-2 * time.Hour)),
+		})
+	}
+}
+
+// created lists the Jobs a fixture's client was asked to create.
+func created(f *fixture) []string {
+	var out []string
+	for _, a := range f.kubeclient.Actions() {
+		if c, ok := a.(core.CreateAction); ok && a.GetResource().Resource == "jobs" {
+			out = append(out, c.GetObject().(metav1.Object).GetName())
+		}
+	}
+	return out
+}
+
+// held records each request it holds, by name, then holds it until its
+// context ends.
+type held chan string
+
+func (h held) hold(ctx context.Context, name string) error {
+	h <- name
+	<-ctx.Done()
+	return fmt.Errorf("client rate limiter Wait returned an error: %w", ctx.Err())
+}
+
+// stalledReleases holds every finalizer release.
+type stalledReleases struct {
+	control.Jobs
+	entered held
+}
+
+func (s *stalledReleases) ReleaseFinalizer(ctx context.Context, _, name string, _ types.UID, _ string, _ []string) error {
+	return s.entered.hold(ctx, name)
+}
+
+// stalledDeletes holds every Job delete.
+type stalledDeletes struct {
+	control.Jobs
+	entered held
+}
+
+func (s *stalledDeletes) Delete(ctx context.Context, _, name string, _ types.UID) error {
+	return s.entered.hold(ctx, name)
+}
+
+// stalledStatus holds every status write.
+type stalledStatus struct {
+	control.CronJobs
+	entered held
+}
+
+func (s *stalledStatus) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*cronv1.CronJob, error) {
+	return nil, s.entered.hold(ctx, cj.Name)
+}
+
+type syncResult struct {
+	requeue time.Duration
+	err     error
+}
+
+// syncInBackground runs one sync of the fixture's CronJob.
+func syncInBackground(ctx context.Context, c *Controller, key cache.ObjectName) <-chan syncResult {
+	done := make(chan syncResult, 1)
+	go func() {
+		requeue, err := c.syncHandler(ctx, key)
+		done <- syncResult{requeue, err}
+	}()
+	return done
+}
+
+// awaitEntered waits for a stalled request to be made.
+func awaitEntered(t *testing.T, entered <-chan string, what string) string {
+	t.Helper()
+	select {
+	case name := <-entered:
+		return name
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatalf("no %s was made", what)
+		return ""
+	}
+}
+
+// awaitSync waits for a sync to return.
+func awaitSync(t *testing.T, done <-chan syncResult, why string) syncResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatalf("the sync has not returned: %s", why)
+		return syncResult{}
+	}
+}
+
+// refusedReleases refuses every finalizer release.
+type refusedReleases struct {
+	control.Jobs
+	refused *int
+}
+
+func (r *refusedReleases) ReleaseFinalizer(context.Context, string, string, types.UID, string, []string) error {
+	*r.refused++
+	return apierrors.NewInternalError(fmt.Errorf("etcd is sad"))
+}
+
+var jobsResource = batchv1.SchemeGroupVersion.WithResource("jobs")
+
+// honourFinalizers makes a fake clientset treat Job finalizers as the API
+// server does (the fake's tracker removes an object at once): deleting a
+// Job that has finalizers only sets its deletionTimestamp, and a patch or
+// update that leaves a Job being deleted without finalizers removes it.
+func honourFinalizers(client *k8sfake.Clientset, clk clock.PassiveClock) {
+	tracker := client.Tracker()
+	client.PrependReactor("delete", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		d := a.(core.DeleteAction)
+		obj, err := tracker.Get(jobsResource, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		j := obj.(*batchv1.Job)
+		if p := d.GetDeleteOptions().Preconditions; p != nil && p.UID != nil && *p.UID != j.UID {
+			return true, nil, apierrors.NewConflict(jobsResource.GroupResource(), j.Name, errFailedPrecondition)
+		}
+		if len(j.Finalizers) == 0 {
+			return false, nil, nil
+		}
+		if j.DeletionTimestamp == nil {
+			j.DeletionTimestamp = &metav1.Time{Time: clk.Now().Truncate(time.Second)}
+			if err := tracker.Update(jobsResource, j, j.Namespace); err != nil {
+				return true, nil, err
+			}
+		}
+		return true, nil, nil
+	})
+	removeWhenReleased := func(a core.Action) (bool, runtime.Object, error) {
+		handled, obj, err := core.ObjectReaction(tracker)(a)
+		if err != nil || !handled {
+			return handled, obj, err
+		}
+		if j, ok := obj.(*batchv1.Job); ok && j.DeletionTimestamp != nil && len(j.Finalizers) == 0 {
+			if err := tracker.Delete(jobsResource, j.Namespace, j.Name); err != nil {
+				return true, nil, err
+			}
+		}
+		return true, obj, nil
+	}
+	client.PrependReactor("patch", "jobs", removeWhenReleased)
+	client.PrependReactor("update", "jobs", removeWhenReleased)
+}
+
+var errFailedPrecondition = errorString("precondition failed: UID")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// liveJob reads a Job from the fake API server; nil when it is gone.
+func liveJob(t *testing.T, ctx context.Context, f *fixture, name string) *batchv1.Job {
+	t.Helper()
+	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// The fake honours finalizers the way the tests below rely on.
+func TestHonourFinalizers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(0))
+	f.jobs = []*batchv1.Job{newJob(at(-time.Hour), succeeded, holdingRecord)}
+	f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	name := f.jobs[0].Name
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if j := liveJob(t, ctx, f, name); j == nil || j.DeletionTimestamp == nil {
+		t.Fatalf("a Job with a finalizer, deleted: %+v, want it kept, being deleted", j)
+	}
+	if err := control.NewJobs(f.kubeclient).ReleaseFinalizer(ctx, "default", name, "wrong-uid", job.RunRecordFinalizer, []string{job.RunRecordFinalizer}); err != nil {
+		t.Fatal(err)
+	}
+	if liveJob(t, ctx, f, name) == nil {
+		t.Fatal("a release for another UID removed the Job")
+	}
+	if err := control.NewJobs(f.kubeclient).ReleaseFinalizer(ctx, "default", name, f.jobs[0].UID, job.RunRecordFinalizer, []string{"stale", job.RunRecordFinalizer}); err != nil {
+		t.Fatal(err)
+	}
+	if j := liveJob(t, ctx, f, name); j != nil {
+		t.Errorf("released (from a stale view of its finalizers), the deleted Job stays: %+v", j.ObjectMeta)
+	}
+}
+
+// requeueSpy records how the controller queues a key again: after a
+// delay, or through the rate limiter (which backs off per key and, over
+// all keys, lets 10 a second through after a burst of 100).
+type requeueSpy struct {
+	workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	after       []time.Duration
+	rateLimited int
+}
+
+func (s *requeueSpy) AddAfter(key cache.ObjectName, d time.Duration) {
+	s.after = append(s.after, d)
+	s.TypedRateLimitingInterface.AddAfter(key, d)
+}
+
+func (s *requeueSpy) AddRateLimited(key cache.ObjectName) {
+	s.rateLimited++
+	s.TypedRateLimitingInterface.AddRateLimited(key)
+}
