@@ -8,13 +8,6 @@ import (
 	"testing"
 	"time"
 
-	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
-	"github.com/cronjob-controller/cronjob-controller/pkg/control"
-	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
-	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
-	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
-	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +23,14 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
+	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // backfillFixture is a Backfill controller on fake clientsets whose caches

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +16,8 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
 // Change 4. A create whose response was lost is looked up on the next sync.

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
 // A restart between a create and its (deferred) status write, with the Job

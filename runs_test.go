@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
 // The cases in this file each broke the promise that every due run starts

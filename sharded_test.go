@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
-	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +17,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
 
 const replicaShards = 4

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/job"
-	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +15,10 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // Failover to a warm standby whose CronJob watch lags (hung): the old
