@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -591,7 +592,7 @@ func TestSyncCronJob(t *testing.T) {
 			f.cronJob, f.jobs, f.uncachedJobs, f.deletedJobs = tc.cronJob, tc.jobs, tc.uncached, tc.deleted
 			c, _, _ := f.newController(ctx)
 			if tc.createErr != nil {
-				f.kubeclient.PrependReactor("create", "jobs", func(core.Action) (bool, runtime.Object, error) { return true, nil, tc.createErr })
+				failAllJobCreates(f, tc.createErr)
 			}
 			f.kubeclient.ClearActions()
 
@@ -1280,7 +1281,7 @@ func TestStaleCacheAfterOwnWritesExpireStartsNoRunTwice(t *testing.T) {
 	rv := 1
 	f.client.PrependReactor("update", "cronjobs", func(a core.Action) (bool, runtime.Object, error) {
 		rv++
-		a.(core.UpdateAction).GetObject().(metav1.Object).SetResourceVersion(itoa(rv))
+		a.(core.UpdateAction).GetObject().(metav1.Object).SetResourceVersion(strconv.Itoa(rv))
 		return false, nil, nil
 	})
 	key := cache.MetaObjectToName(f.cronJob)

@@ -13,6 +13,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
@@ -120,7 +121,7 @@ func TestDeferredResetKeepsTheScheduleChangedCount(t *testing.T) {
 	}
 	edited := f.cronJob.DeepCopy()
 	edited.Generation++
-	edited.Spec.StartingDeadlineSeconds = ptrTo[int64](3600)
+	edited.Spec.StartingDeadlineSeconds = ptr.To[int64](3600)
 	cacheCronJob(t, cronFactory, edited)
 	f.client.ReactionChain = f.client.ReactionChain[1:]
 	f.clock.Step(time.Second)

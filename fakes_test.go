@@ -93,8 +93,6 @@ func (l createLog) add(f *fixture) {
 	}
 }
 
-func itoa(i int) string { return fmt.Sprint(i) }
-
 func missedCount(st cronv1.CronJobStatus, reason string) int64 {
 	for _, m := range st.MissedRuns {
 		if m.Reason == reason {
@@ -116,8 +114,6 @@ func conflictOnStatus(f *fixture) {
 		return true, nil, apierrors.NewConflict(cronv1.Resource("cronjobs"), "cj", errors.New("stale"))
 	})
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func missedMetric(t *testing.T, reason string) float64 {
 	t.Helper()
@@ -500,4 +496,57 @@ func (s *requeueSpy) AddAfter(key cache.ObjectName, d time.Duration) {
 func (s *requeueSpy) AddRateLimited(key cache.ObjectName) {
 	s.rateLimited++
 	s.TypedRateLimitingInterface.AddRateLimited(key)
+}
+
+// failJobCreates makes the fake API server refuse the create of a Job with
+// the error refuse returns for the Job's name; nil lets the create through.
+func failJobCreates(f *fixture, refuse func(name string) error) {
+	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		if err := refuse(a.(core.CreateAction).GetObject().(metav1.Object).GetName()); err != nil {
+			return true, nil, err
+		}
+		return false, nil, nil
+	})
+}
+
+// failJobCreateOf refuses the create of the Job called name with err.
+func failJobCreateOf(f *fixture, name string, err error) {
+	failJobCreates(f, func(n string) error {
+		if n == name {
+			return err
+		}
+		return nil
+	})
+}
+
+// failAllJobCreates refuses every Job create with err.
+func failAllJobCreates(f *fixture, err error) {
+	failJobCreates(f, func(string) error { return err })
+}
+
+// applyJobCreatesThenFail makes the fake API server, while *on is true,
+// store each Job it is asked to create (changed by edit first) and then
+// answer the create with answer: the Job exists, the controller was told it
+// does not.
+func applyJobCreatesThenFail(f *fixture, on *bool, edit func(*batchv1.Job), answer error) {
+	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		if !*on {
+			return false, nil, nil
+		}
+		j := a.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+		edit(j)
+		if err := f.kubeclient.Tracker().Create(jobsResource, j, j.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, nil, answer
+	})
+}
+
+// loseJobCreateAnswers, while *lose is true, applies each Job create and
+// then drops the connection before the answer, as a lost response does.
+func loseJobCreateAnswers(f *fixture, lose *bool) {
+	applyJobCreatesThenFail(f, lose, func(j *batchv1.Job) {
+		j.UID = types.UID("uid-" + j.Name)
+		j.CreationTimestamp = metav1.NewTime(f.clock.Now())
+	}, errors.New("http2: client connection lost"))
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
@@ -32,18 +31,7 @@ func TestLostCreateWithFailedLookupCountsNoStartedRunMissed(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
 	c, _, cronFactory := f.newController(ctx)
 	lose := true
-	f.kubeclient.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
-		if !lose {
-			return false, nil, nil
-		}
-		j := action.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
-		j.UID = types.UID("uid-" + j.Name)
-		j.CreationTimestamp = metav1.NewTime(f.clock.Now())
-		if err := f.kubeclient.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, nil, errors.New("http2: client connection lost")
-	})
+	loseJobCreateAnswers(f, &lose)
 	unavailable := true
 	f.kubeclient.PrependReactor("get", "jobs", func(core.Action) (bool, runtime.Object, error) {
 		if unavailable {
@@ -122,18 +110,10 @@ func TestLostCreateLookupAdoptsNoForeignJob(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
 	c, _, cronFactory := f.newController(ctx)
 	fail := true
-	f.kubeclient.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
-		if !fail {
-			return false, nil, nil
-		}
-		j := action.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+	applyJobCreatesThenFail(f, &fail, func(j *batchv1.Job) {
 		j.UID = "foreign"
 		j.OwnerReferences = nil
-		if err := f.kubeclient.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
-	})
+	}, apierrors.NewInternalError(errors.New("etcd is sad")))
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err == nil {
 		t.Fatal("the failed create was not reported")
@@ -363,18 +343,7 @@ func TestLostCreateResponseIsNoMiss(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
 	c, _, _ := f.newController(ctx)
 	lose := true
-	f.kubeclient.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
-		if !lose {
-			return false, nil, nil
-		}
-		j := action.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
-		j.UID = types.UID("uid-" + j.Name)
-		j.CreationTimestamp = metav1.NewTime(f.clock.Now())
-		if err := f.kubeclient.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, nil, errors.New("http2: client connection lost")
-	})
+	loseJobCreateAnswers(f, &lose)
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err == nil {
 		t.Fatal("the lost response was not reported")

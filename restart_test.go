@@ -140,11 +140,11 @@ func TestRestartMidCatchUpStartsEachRunOnce(t *testing.T) {
 	c, _, _ := f.newController(ctx)
 	log := createLog{}
 	fail := jobName(at(-time.Hour))
-	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-		if a.(core.CreateAction).GetObject().(metav1.Object).GetName() == fail {
-			return true, nil, apierrors.NewServiceUnavailable("try later")
+	failJobCreates(f, func(name string) error {
+		if name == fail {
+			return apierrors.NewServiceUnavailable("try later")
 		}
-		return false, nil, nil
+		return nil
 	})
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
 	_, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob))

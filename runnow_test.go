@@ -11,9 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
@@ -33,12 +31,7 @@ func TestFailingRunNowDoesNotBlockTheScheduleUnderForbid(t *testing.T) {
 	})
 	c, _, cronFactory := f.newController(ctx)
 	manual := job.ManualName("cj", "", "now-please", 1)
-	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-		if a.(core.CreateAction).GetObject().(metav1.Object).GetName() == manual {
-			return true, nil, apierrors.NewInternalError(errors.New("admission webhook unavailable"))
-		}
-		return false, nil, nil
-	})
+	failJobCreateOf(f, manual, apierrors.NewInternalError(errors.New("admission webhook unavailable")))
 	key := cache.MetaObjectToName(f.cronJob)
 	var cj *cronv1.CronJob
 	for i := range 5 { // the retries of the next few seconds
@@ -392,12 +385,7 @@ func TestFailingRunNowDoesNotBlockTheSchedule(t *testing.T) {
 			})
 			c, _, _ := f.newController(ctx)
 			manual := job.ManualName("cj", "", "now-please", 1)
-			f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-				if a.(core.CreateAction).GetObject().(metav1.Object).GetName() == manual {
-					return true, nil, createErr
-				}
-				return false, nil, nil
-			})
+			failJobCreateOf(f, manual, createErr)
 			_, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob))
 			if err == nil {
 				t.Error("the failed run-now was not reported for a retry")

@@ -78,11 +78,11 @@ func TestEditSeenLateSurvivesAFailedCreate(t *testing.T) {
 	f.cronJob = newCronJob(withSchedule("@hourly"), lastScheduled(at(-time.Hour)), inForce("0 * * * *", "UTC"))
 	c, _, cronFactory := f.newController(ctx)
 	failing := true
-	f.kubeclient.PrependReactor("create", "jobs", func(core.Action) (bool, runtime.Object, error) {
+	failJobCreates(f, func(string) error {
 		if failing {
-			return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
+			return apierrors.NewInternalError(errors.New("etcd is sad"))
 		}
-		return false, nil, nil
+		return nil
 	})
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err == nil {
@@ -201,7 +201,7 @@ func TestLastRunStartedWhenTheRunDidNotStart(t *testing.T) {
 			f.jobs = tc.jobs
 			c, _, _ := f.newController(ctx)
 			if tc.createErr != nil {
-				f.kubeclient.PrependReactor("create", "jobs", func(core.Action) (bool, runtime.Object, error) { return true, nil, tc.createErr })
+				failAllJobCreates(f, tc.createErr)
 			}
 			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 				t.Fatal(err)
@@ -492,16 +492,16 @@ func TestForbidCatchUpStopsAtARetryableFailure(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-4*time.Hour)), catchUp(cronv1.CatchUpAll, nil), policy(cronv1.ForbidConcurrent))
 	c, _, cronFactory := f.newController(ctx)
 	failing := true
-	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-		switch a.(core.CreateAction).GetObject().(metav1.Object).GetName() {
+	failJobCreates(f, func(name string) error {
+		switch name {
 		case jobName(at(-3 * time.Hour)):
-			return true, nil, apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", nil)
+			return apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", nil)
 		case jobName(at(-2 * time.Hour)):
 			if failing {
-				return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
+				return apierrors.NewInternalError(errors.New("etcd is sad"))
 			}
 		}
-		return false, nil, nil
+		return nil
 	})
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err == nil {
@@ -533,11 +533,9 @@ func TestForbidCatchUpStopsAtARetryableFailure(t *testing.T) {
 func TestForbidRejectedTemplateCountsEachRunOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(-100*time.Hour)), catchUp(cronv1.CatchUpAll, ptrTo[int32](100)), policy(cronv1.ForbidConcurrent))
+	f.cronJob = newCronJob(lastScheduled(at(-100*time.Hour)), catchUp(cronv1.CatchUpAll, ptr.To[int32](100)), policy(cronv1.ForbidConcurrent))
 	c, _, cronFactory := f.newController(ctx)
-	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", nil)
-	})
+	failAllJobCreates(f, apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", nil))
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	goruntime "runtime"
 	"strings"
 	"sync/atomic"
@@ -30,12 +31,7 @@ import (
 func TestTakeoverWithLaggingCacheStartsNoRecordedRun(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(0))) // as the API server holds it
-	f.cronJob.ResourceVersion = "20"
-	c, _, cronFactory := f.newController(ctx)
-	stale := newCronJob(lastScheduled(at(-time.Hour)))
-	stale.ResourceVersion = "10"
-	cacheCronJob(t, cronFactory, stale)                 // the standby's lagging cache
+	c := standbyWithLaggingCache(t, ctx, f, newCronJob(lastScheduled(at(0))), newCronJob(lastScheduled(at(-time.Hour))))
 	if err := c.catchUpWithAPIServer(ctx); err != nil { // as Run does before its workers start
 		t.Fatal(err)
 	}
@@ -55,12 +51,7 @@ func TestTakeoverWithLaggingCacheStartsNoRecordedRun(t *testing.T) {
 func TestTakeoverBarrierRetriesTheList(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(0)))
-	f.cronJob.ResourceVersion = "20"
-	c, _, cronFactory := f.newController(ctx)
-	stale := newCronJob(lastScheduled(at(-time.Hour)))
-	stale.ResourceVersion = "10"
-	cacheCronJob(t, cronFactory, stale)
+	c := standbyWithLaggingCache(t, ctx, f, newCronJob(lastScheduled(at(0))), newCronJob(lastScheduled(at(-time.Hour))))
 	var lists atomic.Int32
 	f.client.PrependReactor("list", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
 		if lists.Add(1) <= 2 {
@@ -154,12 +145,7 @@ func TestTakeoverRecreatedCronJobKeepsItsBarrierEntry(t *testing.T) {
 func TestTakeoverBarrierEntryExpiredStillReadsLive(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(0)))
-	f.cronJob.ResourceVersion = "20"
-	c, _, cronFactory := f.newController(ctx)
-	stale := newCronJob(lastScheduled(at(-time.Hour)))
-	stale.ResourceVersion = "10"
-	cacheCronJob(t, cronFactory, stale)
+	c := standbyWithLaggingCache(t, ctx, f, newCronJob(lastScheduled(at(0))), newCronJob(lastScheduled(at(-time.Hour))))
 	if err := c.catchUpWithAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +172,9 @@ func TestTakeoverWithLaggingJobCacheForbidHoldsTheNextRun(t *testing.T) {
 	f := newFixture(t, at(time.Hour+20*time.Second))
 	running10 := newJob(at(0), running)
 	f.uncachedJobs = []*batchv1.Job{running10}
-	f.cronJob = newCronJob(policy(cronv1.ForbidConcurrent), lastScheduled(at(0)), activeJobs(running10))
-	f.cronJob.ResourceVersion = "20"
-	c, _, cronFactory := f.newController(ctx)
-	stale := newCronJob(policy(cronv1.ForbidConcurrent), lastScheduled(at(-time.Hour)))
-	stale.ResourceVersion = "10"
-	cacheCronJob(t, cronFactory, stale)
+	c := standbyWithLaggingCache(t, ctx, f,
+		newCronJob(policy(cronv1.ForbidConcurrent), lastScheduled(at(0)), activeJobs(running10)),
+		newCronJob(policy(cronv1.ForbidConcurrent), lastScheduled(at(-time.Hour))))
 	if err := c.catchUpWithAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -222,27 +205,9 @@ func TestTakeoverAdoptsTheOldLeadersUnrecordedJob(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour))) // the deferred write never happened
 	f.cronJob.ResourceVersion = "20"
 	c, _, _ := f.newController(ctx)
-	if err := c.catchUpWithAPIServer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	key := cache.MetaObjectToName(f.cronJob)
-	for range 3 { // the first sync, and any deferred status write after it
-		d, err := c.syncHandler(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d <= 0 || d > time.Minute {
-			break
-		}
-		f.clock.Step(d)
-	}
-	t.Logf("writes: %q", describe(f.kubeclient.Actions(), false))
-	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(jobs.Items) != 1 || jobs.Items[0].UID != created.UID {
-		t.Errorf("Jobs %v, want only the old leader's %s", jobs.Items, created.Name)
+	jobs := takeOverAndSettle(t, ctx, f, c)
+	if len(jobs) != 1 || jobs[0].UID != created.UID {
+		t.Errorf("Jobs %v, want only the old leader's %s", jobs, created.Name)
 	}
 	for _, e := range f.events() {
 		if strings.Contains(e, "NameTaken") {
@@ -270,11 +235,39 @@ func TestTakeoverAdoptsTheOldLeadersRunNowJob(t *testing.T) {
 	manual.Finalizers = []string{job.RunRecordFinalizer}
 	f.uncachedJobs = []*batchv1.Job{manual}
 	c, _, _ := f.newController(ctx)
+	jobs := takeOverAndSettle(t, ctx, f, c)
+	if len(jobs) != 1 || jobs[0].UID != manual.UID {
+		t.Errorf("Jobs %v, want only the old leader's %s", jobs, manual.Name)
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastRunNow != "a" {
+		t.Errorf("status written %+v, want lastRunNow a (the adopted run-now)", st)
+	}
+}
+
+// standbyWithLaggingCache is a standby about to take over: the API server
+// holds live (resourceVersion 20), the standby's CronJob cache still shows
+// stale (resourceVersion 10).
+func standbyWithLaggingCache(t *testing.T, ctx context.Context, f *fixture, live, stale *cronv1.CronJob) *Controller {
+	t.Helper()
+	f.cronJob = live
+	f.cronJob.ResourceVersion = "20"
+	c, _, cronFactory := f.newController(ctx)
+	stale.ResourceVersion = "10"
+	cacheCronJob(t, cronFactory, stale)
+	return c
+}
+
+// takeOverAndSettle passes the takeover barrier, then syncs the fixture's
+// CronJob until it asks for no wake-up within a minute (three syncs at
+// most: the first, and any deferred status write after it), and returns
+// the Jobs then on the API server.
+func takeOverAndSettle(t *testing.T, ctx context.Context, f *fixture, c *Controller) []batchv1.Job {
+	t.Helper()
 	if err := c.catchUpWithAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
 	key := cache.MetaObjectToName(f.cronJob)
-	for range 3 {
+	for range 3 { // the first sync, and any deferred status write after it
 		d, err := c.syncHandler(ctx, key)
 		if err != nil {
 			t.Fatal(err)
@@ -289,10 +282,5 @@ func TestTakeoverAdoptsTheOldLeadersRunNowJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs.Items) != 1 || jobs.Items[0].UID != manual.UID {
-		t.Errorf("Jobs %v, want only the old leader's %s", jobs.Items, manual.Name)
-	}
-	if st := f.writtenStatus(); st == nil || st.Status.LastRunNow != "a" {
-		t.Errorf("status written %+v, want lastRunNow a (the adopted run-now)", st)
-	}
+	return jobs.Items
 }
