@@ -404,15 +404,13 @@ func TestShardedBackfill(t *testing.T) {
 	}
 }
 
-// A Backfill's Job whose create's status write was lost (so no status
-// records it) loses its controller reference while the Backfill still
-// exists (a user's edit; kubectl apply of a manifest without it), and is
-// then deleted (its TTL). releaseUncontrolled releases it at once, the API
-// server removes it, and the Backfill, which never recorded the time, finds
-// the name free and runs the time a second time. Releasing an uncontrolled
-// Job only once no live Backfill of its backfill label can still record
-// it (or recording it first) would keep the run single. (A finding of
-// review 2, fixed: it is released under its Backfill's key once recorded.)
+// A Backfill's Job whose status write was lost (so no status records it)
+// loses its controller reference while the Backfill still exists (a user's
+// edit; kubectl apply of a manifest without it), and is then deleted (its
+// TTL). It must keep its finalizer until its Backfill's status records the
+// time: released at once, the API server removes it, the Backfill finds
+// the name free and runs the time a second time. Once recorded, it is
+// released under its Backfill's key.
 func TestBackfillUncontrolledJobReleasedOnceRecorded(t *testing.T) {
 	now := at(10 * time.Minute)
 	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
@@ -482,7 +480,8 @@ var backfillKey = cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf
 // removes the Backfill's owner reference from its Jobs, then the Backfill
 // goes. A Job still holding backfill-record is then controlled by nothing,
 // and no Backfill will record it: deleted later (its TTL, by hand), its
-// finalizer must go. (A finding of the review: it hung in Terminating.)
+// finalizer must go, or it hangs in Terminating. A Job nobody deleted
+// keeps it.
 func TestBackfillOrphanCascadeJobIsReleased(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -535,12 +534,11 @@ func TestBackfillOrphanCascadeJobIsReleased(t *testing.T) {
 }
 
 // kubectl delete backfill bf --cascade=foreground: the Backfill stays,
-// with a deletionTimestamp, until its Jobs are gone. Decide ignores the
-// deletionTimestamp: each active Job the garbage collector deletes counts
-// as failed and frees a slot, and the controller creates the next time,
-// which the garbage collector deletes in turn: every remaining time of the
-// range gets a Job (its pods start) while the user is deleting the
-// Backfill.
+// with a deletionTimestamp, until its Jobs are gone. It must create no
+// Job: each active Job the garbage collector deletes would otherwise count
+// as failed and free a slot for the next time, which the garbage collector
+// deletes in turn, and every remaining time of the range would get a Job
+// (its pods start) while the user is deleting the Backfill.
 func TestBackfillBeingDeletedCreatesNothing(t *testing.T) {
 	now := at(10 * time.Minute)
 	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
@@ -556,11 +554,9 @@ func TestBackfillBeingDeletedCreatesNothing(t *testing.T) {
 
 // A sync created the Job of a time and crashed (or lost its status write)
 // before a status recorded it; then the CronJob was deleted with
-// --cascade=orphan, so the Backfill stays, CronJobNotFound. Decide returns
-// before the walk, the only place that records a Job of the range not in
-// status.active, so the Job is never recorded and never released: once it
-// finishes and its TTL deletes it, it hangs in Terminating while the
-// Backfill lives.
+// --cascade=orphan, so the Backfill stays, CronJobNotFound. The Job must
+// still be recorded and released: otherwise, once it finishes and its TTL
+// deletes it, it hangs in Terminating while the Backfill lives.
 func TestBackfillWithoutCronJobReleasesAnUnrecordedJob(t *testing.T) {
 	now := at(10 * time.Minute)
 	j := backfillJobAt(at(-5*time.Hour), "bf-uid")
@@ -577,11 +573,11 @@ func TestBackfillWithoutCronJobReleasesAnUnrecordedJob(t *testing.T) {
 	}
 }
 
-// Each sync releases again every recorded Job the Job cache still shows
-// holding the finalizer: the status write's own echo queues the next sync,
-// usually before the release patches' echoes arrive, and each repeat costs
-// a failed JSON patch and a live read per Job (the CronJob controller
-// remembers what it released: releasedJobs).
+// A sync releases a recorded Job once, even when the Job cache still shows
+// it holding the finalizer: the status write's own echo queues the next
+// sync, usually before the release patches' echoes arrive, and a repeat
+// would cost a failed JSON patch and a live read per Job (the CronJob
+// controller remembers what it released the same way: releasedJobs).
 func TestBackfillReleasesEachJobOnce(t *testing.T) {
 	now := at(10 * time.Minute)
 	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
@@ -604,9 +600,9 @@ func TestBackfillReleasesEachJobOnce(t *testing.T) {
 	}
 }
 
-// README's Uninstalling one-liner removes run-record only; a Backfill's
-// Job holds backfill-record, and with the controller gone it hangs once
-// deleted just the same.
+// README's Uninstalling section must remove backfill-record as well as
+// run-record: a Backfill's Job holds backfill-record, and with the
+// controller gone it hangs once deleted just the same.
 func TestReadmeUninstallCoversBackfillRecord(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -622,9 +618,9 @@ func TestReadmeUninstallCoversBackfillRecord(t *testing.T) {
 	}
 }
 
-// Passes: the Backfill deleted while a sync creates its Job (after the live
-// read): the status write fails NotFound, and the next sync, from the
-// Backfill's delete event, releases the Job the garbage collector deletes.
+// The Backfill deleted while a sync creates its Job (after the live read):
+// the status write fails NotFound, and the next sync, from the Backfill's
+// delete event, releases the Job the garbage collector deletes.
 func TestBackfillDeletedWhileCreatingReleasesItsJob(t *testing.T) {
 	now := at(10 * time.Minute)
 	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
@@ -662,11 +658,11 @@ func TestBackfillDeletedWhileCreatingReleasesItsJob(t *testing.T) {
 	}
 }
 
-// Passes: the CronJob controller leaves a Backfill's Job alone. Its event
-// handlers see a Job holding a finalizer, controlled by no CronJob and
-// being deleted; noteOrphan looks at run-record only, so neither the sync
-// of the CronJob's key nor that of the Job's own name releases
-// backfill-record (only the Backfill's stored status may).
+// The CronJob controller leaves a Backfill's Job alone. Its event handlers
+// see a Job holding a finalizer, controlled by no CronJob and being
+// deleted; neither the sync of the CronJob's key nor that of the Job's own
+// name may release backfill-record (only the Backfill's stored status
+// may): noteOrphan looks at run-record only.
 func TestCronJobControllerLeavesBackfillJobsAlone(t *testing.T) {
 	now := at(10 * time.Minute)
 	f := newFixture(t, now)
@@ -696,8 +692,7 @@ func TestCronJobControllerLeavesBackfillJobsAlone(t *testing.T) {
 // A Job a Backfill made and that was deleted (ttlSecondsAfterFinished)
 // before the echo of the status write recording it reached the cache: the
 // cached status is stale, and must not make the same time be created
-// again. (A finding of the final review; the controller now decides a
-// sync that creates from the Backfill read live.)
+// again. A sync that creates decides from the Backfill read live.
 func TestBackfillStaleCacheAfterTTLCreatesOnce(t *testing.T) {
 
 	now := at(10 * time.Minute)

@@ -1266,9 +1266,10 @@ func TestSyncReadsItsOwnWrites(t *testing.T) {
 
 // The informers stall (a hung watch, which client-go only notices at its
 // 5-10 minute watch timeout). The controller's own writes stand in for the
-// cache for ownWritesTTL (1 minute) only; after that it decides from a cache
-// older than its own status write. Under catchUpPolicy All, a run whose Job
-// has since gone (ttlSecondsAfterFinished) is started again.
+// cache for ownWritesTTL (1 minute) only. After that, under catchUpPolicy
+// All, a run whose Job has since gone (ttlSecondsAfterFinished) must not
+// be started again from a cache older than the controller's own status
+// write.
 func TestStaleCacheAfterOwnWritesExpireStartsNoRunTwice(t *testing.T) {
 
 	_, ctx := ktesting.NewTestContext(t)

@@ -1,5 +1,9 @@
 package main
 
+// Tests of deferred status writes (a status write left for later while
+// other CronJobs wait): what a deferred status keeps when it is reset, put
+// back or taken again, and its flush at shutdown.
+
 import (
 	"context"
 	"slices"
@@ -53,13 +57,13 @@ func TestForbidHoldsBackWhileTheStatusIsDeferredAndCachesLag(t *testing.T) {
 	}
 }
 
-// Change 1. A sync that started the 10:00 run (catchUpPolicy Latest) passed
-// over 08:00 and 09:00 and counted them Superseded; its status write waits
-// behind the queue. An unrelated spec edit (the Job template) arrives before
-// the deferred write. The deferred status keeps lastScheduleTime 10:00 (the
-// Job is a fact) but its unwritten misses are reset to the written ones, and
-// nothing judges 08:00 and 09:00 again: they lie before lastScheduleTime.
-// Two runs that can never start are never counted.
+// A sync that started the 10:00 run (catchUpPolicy Latest) passed over
+// 08:00 and 09:00 and counted them Superseded; its status write waits
+// behind the queue. An unrelated spec edit (the Job template) arrives
+// before the deferred write. The deferred status keeps lastScheduleTime
+// 10:00 (the Job is a fact), and it must keep the two Superseded counts
+// too: nothing judges 08:00 and 09:00 again, as they lie before
+// lastScheduleTime, so two runs that can never start would go uncounted.
 func TestDeferredResetKeepsSupersededRunsBehindAStartedRun(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))
@@ -74,7 +78,7 @@ func TestDeferredResetKeepsSupersededRunsBehindAStartedRun(t *testing.T) {
 		t.Fatalf("first sync created %q, want the 10:00 run", got)
 	}
 	if w := f.writtenStatus(); w != nil {
-		t.Fatalf("first sync wrote the status; the probe needs it deferred")
+		t.Fatalf("first sync wrote the status; the case needs it deferred")
 	}
 	drainQueue(c)
 
@@ -98,13 +102,13 @@ func TestDeferredResetKeepsSupersededRunsBehindAStartedRun(t *testing.T) {
 	}
 }
 
-// Change 1. The sync that first sees a schedule edit counts the run the old
-// schedule owed and the new one refuses as ScheduleChanged ("nothing will
-// start or count them later"), and records the new schedule as in force.
-// Its status write fails. A second edit (only the deadline) arrives before
-// the retry: the reset throws the ScheduleChanged count away, while the
-// deferred status still says the new schedule is in force, so no later sync
-// counts that run again.
+// The sync that first sees a schedule edit counts the run the old schedule
+// owed and the new one refuses as ScheduleChanged ("nothing will start or
+// count them later"), and records the new schedule as in force. Its status
+// write fails. A second edit (only the deadline) arrives before the retry:
+// the ScheduleChanged count must survive the reset, since the kept status
+// says the new schedule is in force and no later sync counts that run
+// again.
 func TestDeferredResetKeepsTheScheduleChangedCount(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Minute)) // 10:05
@@ -138,12 +142,12 @@ func TestDeferredResetKeepsTheScheduleChangedCount(t *testing.T) {
 	}
 }
 
-// Change 1. A deferred status that was itself built on a deferred status
-// has its previousSchedules pruned up to the deferred misses' settled
-// point. The reset moves the settled point back to the written one but
-// cannot bring the pruned entry back, so a time the earlier schedule never
-// named (09:30 under "0 * * * *", in force until 09:50) becomes a run again:
-// a surprise run the README promises never happens.
+// A deferred status that was itself built on a deferred status has its
+// previousSchedules pruned up to the deferred misses' settled point. The
+// reset moves the settled point back to the written one but cannot bring
+// the pruned entry back; a time the earlier schedule never named (09:30
+// under "0 * * * *", in force until 09:50) must still not become a run: a
+// surprise run the README promises never happens.
 func TestDeferredResetRevivesNoRunAnEditRefused(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Minute)) // 10:05
@@ -187,14 +191,13 @@ func TestDeferredResetRevivesNoRunAnEditRefused(t *testing.T) {
 	}
 }
 
-// Change 1, the companion of the probe above (which passes: the
-// scheduleChangeTime fallback stands in for the pruned entry). That
-// fallback names no time at all, so after the reset a run both schedules
-// named is refused too. 09:30 is named by the old "30 * * * *" (in force
-// until 09:50) and by the new "*/30 * * * *". The first sync counts it
+// The companion of TestDeferredResetRevivesNoRunAnEditRefused: a run both
+// schedules named must not be refused along with the ones only the old
+// schedule named. 09:30 is named by the old "30 * * * *" (in force until
+// 09:50) and by the new "*/30 * * * *". The first sync counts it
 // Superseded (catchUpPolicy None, 10:00 newest), the retry prunes the old
 // schedule, and after the edit (catchUpPolicy All) the reset drops the
-// count: 09:30 neither starts nor is counted - silently dropped.
+// count: 09:30 must then start or be counted, not be silently dropped.
 func TestDeferredResetStartsOrCountsARunBothSchedulesNamed(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Minute)) // 10:05
@@ -236,12 +239,11 @@ func TestDeferredResetStartsOrCountsARunBothSchedulesNamed(t *testing.T) {
 	}
 }
 
-// Under leader election Run's ctx ends when the Lease is lost, and the
-// docs promise no write later than the lease grace after that (past the
-// fence another replica leads). flushDeferred, run after the workers stop,
-// wrote the deferred statuses (and released finalizers) under a context
-// of its own, 10 s long, that knew nothing of the grace (review 3; now the
-// flush runs under Run's last-writes context, cut with the grace).
+// Under leader election Run's ctx ends when the Lease is lost, and the docs
+// promise no write later than the lease grace after that (past the fence
+// another replica leads). The deferred statuses written (and finalizers
+// released) after the workers stop must be cut with that grace too: the
+// flush runs under Run's last-writes context, not a context of its own.
 func TestDeferredFlushEndsWithTheLeaseGrace(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	runCtx, loseLease := context.WithCancel(ctx)
@@ -326,9 +328,9 @@ func TestDeferredFlushEndsWithTheLeaseGrace(t *testing.T) {
 	}
 }
 
-// Holds up: a deferred status put back by a failed view is not taken by a
-// CronJob created again under the same name (new UID): its first sync
-// decides from its own status.
+// A deferred status put back by a failed view is not taken by a CronJob
+// created again under the same name (new UID): its first sync decides from
+// its own status.
 func TestPutBackStatusNotTakenByANewUID(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))

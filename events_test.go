@@ -1,5 +1,8 @@
 package main
 
+// Tests of events.go: Events held in a burst, paced, kept in order per
+// CronJob, and recorded at shutdown.
+
 import (
 	"context"
 	"fmt"
@@ -23,8 +26,9 @@ import (
 )
 
 // A CronJob with Events held must have its later Events held behind them,
-// even when the hold is full: otherwise the later Event is recorded first and
-// the CronJob's Events are reordered (issue #16: never reordered per CronJob).
+// even when the hold is full: otherwise the later Event is recorded first
+// and the CronJob's Events are reordered (the promise: never reordered per
+// CronJob).
 func TestHeldEventsKeepEachCronJobsOrderWhenTheHoldIsFull(t *testing.T) {
 	f := newFixture(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f.recorder = record.NewFakeRecorder(maxHeldEvents + 10)
@@ -269,7 +273,6 @@ func TestHeldEventsGoWhileTheQueueStaysBusy(t *testing.T) {
 
 // Run returns promptly on cancel while the feeder waits on the pace, and
 // what it had not recorded comes out once, in order, in the shutdown flush.
-// (From review 5's probe.)
 func TestRunStopsWhileHeldEventsWait(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancelRun := context.WithCancel(ctx)

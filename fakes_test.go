@@ -1,5 +1,11 @@
 package main
 
+// The package's shared test helpers and fakes: restarts on the same API
+// state, fake API servers that refuse, lose or hold requests, and spies on
+// the queue and the clock. The fixture itself (newFixture, newCronJob,
+// newJob) is in controller_test.go; the Backfill fixture in
+// backfill_controller_test.go.
+
 import (
 	"context"
 	"errors"
@@ -83,8 +89,8 @@ func finishJob(t *testing.T, ctx context.Context, f *fixture, kubeFactory kubein
 	}
 }
 
-// createsOf counts, across all of a fixture's recorded actions so far, the
-// successful-or-not create requests per Job name.
+// createLog counts, across all of a fixture's recorded actions so far, the
+// create requests (successful or not) per Job name.
 type createLog map[string]int
 
 func (l createLog) add(f *fixture) {
@@ -124,7 +130,7 @@ func missedMetric(t *testing.T, reason string) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// drain runs the queued syncs (and those they queue) a few rounds.
+// drainSyncs runs the queued syncs (and those they queue) a few rounds.
 func drainSyncs(t *testing.T, ctx context.Context, c *Controller) {
 	t.Helper()
 	for i := 0; i < 10 && c.queue.Len() > 0; i++ {
@@ -297,6 +303,10 @@ func created(f *fixture) []string {
 	return out
 }
 
+// A request the API server keeps answering 429 holds its caller for as many
+// Retry-Afters as it meets: client-go waits each one out inside the call,
+// until the context ends. These stand-ins hold a request that way.
+
 // held records each request it holds, by name, then holds it until its
 // context ends.
 type held chan string
@@ -342,7 +352,7 @@ type syncResult struct {
 	err     error
 }
 
-// syncInBackground runs one sync of the fixture's CronJob.
+// syncInBackground runs one sync of key in a goroutine of its own.
 func syncInBackground(ctx context.Context, c *Controller, key cache.ObjectName) <-chan syncResult {
 	done := make(chan syncResult, 1)
 	go func() {

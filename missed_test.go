@@ -1,5 +1,9 @@
 package main
 
+// Tests of missed runs: status.missedRuns and the
+// cronjob_missed_schedules_total metric count each run that can no longer
+// start, once, and never a run that started.
+
 import (
 	"context"
 	"errors"
@@ -19,12 +23,11 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
 
-// Change 4. A create whose response was lost is looked up on the next sync.
-// When that lookup fails (the API server is briefly unavailable), the sync
-// goes on as if the Job did not exist: past the starting deadline it counts
-// the run as missed. The Job did start, and the next sync adopts it: the run
-// is both started and counted missed, which the promise forbids (a run is
-// counted only when it can no longer start).
+// A create whose response was lost is looked up on the next sync. When
+// that lookup fails (the API server is briefly unavailable), the sync must
+// not go on as if the Job did not exist and, past the starting deadline,
+// count the run as missed: the Job did start, and the next sync adopts it.
+// A run is counted only when it can no longer start.
 func TestLostCreateWithFailedLookupCountsNoStartedRunMissed(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(2*time.Second))
@@ -65,12 +68,12 @@ func TestLostCreateWithFailedLookupCountsNoStartedRunMissed(t *testing.T) {
 	}
 }
 
-// Change 1. The metric cronjob_missed_schedules_total says it counts "as in
+// The metric cronjob_missed_schedules_total counts "as in
 // status.missedRuns". A sync counts the 10:00 run missed (catchUpPolicy
-// None, 36 minutes late) and reports the metric; its status write fails. An
-// edit that changes nothing about the run (a Job template label) arrives
-// before the retry, the reset judges the run again, and the metric is
-// reported a second time: status says 1, the metric grew by 2.
+// None, 36 minutes late) and reports the metric; its status write fails.
+// An edit that changes nothing about the run (a Job template label)
+// arrives before the retry, and the reset judges the run again: the metric
+// must grow by what the status says, not once per judgement.
 func TestDeferredResetCountsTheMissedMetricOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	before := missedMetric(t, cronv1.MissedDeadlineExceeded)
@@ -101,9 +104,9 @@ func TestDeferredResetCountsTheMissedMetricOnce(t *testing.T) {
 	}
 }
 
-// Change 4, passes: the create of 10:00 fails (a 500, not applied) while
-// someone else makes a Job under that name. The lookup finds a Job the
-// CronJob does not control: not adopted, and the run is counted once.
+// The create of 10:00 fails (a 500, not applied) while someone else makes
+// a Job under that name. The lookup finds a Job the CronJob does not
+// control: it must not be adopted, and the run is counted once.
 func TestLostCreateLookupAdoptsNoForeignJob(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(2*time.Second))
@@ -141,13 +144,12 @@ func TestLostCreateLookupAdoptsNoForeignJob(t *testing.T) {
 	}
 }
 
-// FINDING 1 (failed on c05170c; passes since a2b9a63, deferredStatus.counted).
-// The missed-run metric says it counts what status.missedRuns counts. A
-// status write that landed but whose answer the next run cut (lostAnswerStatus)
-// stored the superseded 09:00 run in status.missedRuns; the metric must grow
-// by that run once the controller settles, not by none. The bound makes such
-// cuts common (1 s after the creates when the next run is near), where
-// before only the one-minute sync timeout could cut a write.
+// The missed-run metric counts what status.missedRuns counts. A status
+// write that landed but whose answer the next run cut (lostAnswerStatus)
+// stored the superseded 09:00 run in status.missedRuns; the metric must
+// grow by that run once the controller settles, not by none. The bound on
+// a sync's bookkeeping makes such cuts common (1 s after the creates when
+// the next run is near).
 func TestMissedMetricCountsACutWriteThatLanded(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
@@ -201,12 +203,11 @@ func TestMissedMetricCountsACutWriteThatLanded(t *testing.T) {
 	}
 }
 
-// Review 14: a status write that landed but whose answer was lost, decided
-// again unchanged by the next sync, which then writes nothing: the metric
-// must still count the misses the landed write stored. It failed before
-// the metric counted from a kept decision with nothing to write
-// (countMissed in syncHandler). The same after a shard move is not
-// probed: a dropped decision loses its count as a restart does.
+// A status write that landed but whose answer was lost, decided again
+// unchanged by the next sync, which then writes nothing: the metric must
+// still count the misses the landed write stored (countMissed counts from
+// a kept decision with nothing to write). After a shard move a dropped
+// decision loses its count as a restart does; that is not checked here.
 func TestMissedMetricCountsALandedWriteDecidedAgain(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	before := missedMetric(t, cronv1.MissedDeadlineExceeded)

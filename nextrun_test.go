@@ -21,10 +21,6 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
-// A request the API server keeps answering 429 holds its caller for as many
-// Retry-Afters as it meets: client-go waits each one out inside the call,
-// until the context ends. These stand-ins hold a request that way.
-
 // syncHeldUntilNextRun syncs key while the API server holds one of its
 // requests (entered), runs whileHeld (if any), moves the clock by toNextRun
 // to the next run, and expects the sync to give the held request up at
@@ -193,15 +189,14 @@ func TestFailedSyncStillWakesForTheNextRun(t *testing.T) {
 	}
 }
 
-// FINDING 2. The status write, the one record of the runs just started,
-// comes after the best-effort bookkeeping (history deletes, plan.Releases)
-// and shares its bound: when a history delete or the release of a Job
-// recorded earlier is held until the next run, the write is made with an
-// ended context and never lands. A request held every time (a slow
-// admission webhook on Job DELETE or PATCH, APF throttling) leaves the
-// status unwritten sync after sync: runs recorded only in c.deferred, their
-// Jobs never released (finalizers wait for a stored status), the history
-// never pruned. Before 02a99f6 the runs were late, but recorded.
+// The status write, the one record of the runs just started, must not be
+// starved by the best-effort bookkeeping (history deletes, plan.Releases)
+// that shares the sync's bound: when a history delete or the release of a
+// Job recorded earlier is held until the next run, the write must still
+// land. A request held every time (a slow admission webhook on Job DELETE
+// or PATCH, APF throttling) would otherwise leave the status unwritten sync
+// after sync: runs recorded only in c.deferred, their Jobs never released
+// (finalizers wait for a stored status), the history never pruned.
 func TestHeldBookkeepingNeverStarvesTheStatusWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -275,14 +270,15 @@ func TestHeldBookkeepingNeverStarvesTheStatusWrite(t *testing.T) {
 	}
 }
 
-// FINDING 3. On error the CronJob is now also queued for plan.RequeueAfter,
-// which is not only the next run: the planner asks to look again in 1 s
-// while a finished Job's run is not yet in the stored status (pruneHistory,
-// planReleases). A status write that keeps failing is exactly that case, so
-// the failing sync is retried every second, past both the per-item backoff
-// (up to 10 s) and the queue's global bucket (10/s for all CronJobs): with
-// N such CronJobs, N failing syncs a second against an API server already
-// in trouble. The next run is an hour away here; nothing is due.
+// On error the CronJob is also queued for plan.RequeueAfter, which is not
+// only the next run: the planner asks to look again in 1 s while a
+// finished Job's run is not yet in the stored status (pruneHistory,
+// planReleases). A status write that keeps failing is exactly that case;
+// the failing sync must keep its per-item backoff (up to 10 s) rather than
+// be retried every second past it and past the queue's global bucket (10/s
+// for all CronJobs): with N such CronJobs, N failing syncs a second
+// against an API server already in trouble. The next run is an hour away
+// here; nothing is due.
 func TestFailedSyncKeepsItsBackoffWhenNoRunIsDue(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(10*time.Minute))
@@ -315,11 +311,11 @@ func TestFailedSyncKeepsItsBackoffWhenNoRunIsDue(t *testing.T) {
 	}
 }
 
-// HELD UP. A status write that landed but whose answer the bound cut: the
-// next sync starts the next run once, the write it makes from a stale cache
+// A status write that landed but whose answer the bound cut: the next sync
+// starts the next run once, the write it makes from a stale cache
 // conflicts and is retried, and once the cache shows the landed write the
-// status converges with each run started once and the superseded 09:00 run
-// counted once.
+// status converges with each run started once and the superseded 09:00
+// run counted once.
 func TestCutStatusWriteThatLandedConverges(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
@@ -386,10 +382,11 @@ func TestCutStatusWriteThatLandedConverges(t *testing.T) {
 	}
 }
 
-// HELD UP. For every CronJob not being deleted, the status a sync decides
-// says the next run is after the decision (or says none): the bound is
+// For every CronJob not being deleted, the status a sync decides says the
+// next run is after the decision (or says none): the bookkeeping bound is
 // never a stale time in the past, so the status write is not cut every
-// time. (A CronJob being deleted keeps its stale time: finding 1.)
+// time. (A CronJob being deleted keeps its stale time:
+// TestDeletingCronJobReleaseCutIsRetried.)
 func TestNextScheduleTimeIsAheadOfTheDecision(t *testing.T) {
 	now := at(3*time.Hour + 30*time.Second)
 	active := newJob(at(3*time.Hour), running)

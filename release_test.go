@@ -1,5 +1,9 @@
 package main
 
+// Tests of release.go: the run-record finalizer is released once a stored
+// status records the Job's run, and a Job no CronJob will record (orphaned,
+// its CronJob gone or being deleted) is released too.
+
 import (
 	"context"
 	"slices"
@@ -23,7 +27,7 @@ import (
 // propagation): the garbage collector deletes its Job, which stays in
 // Terminating behind the run-record finalizer. The restarted controller's
 // Job informer lists it (addJob of a Job already being deleted), and no
-// CronJob is in its cache: nothing ever releases it.
+// CronJob is in its cache: the Job must still be released.
 func TestOrphanTerminatingAtStartupIsReleased(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Minute))
@@ -42,8 +46,8 @@ func TestOrphanTerminatingAtStartupIsReleased(t *testing.T) {
 
 // The controller is down while a CronJob is deleted with orphan
 // propagation: the garbage collector strips the Jobs' controller
-// references. After the restart a TTL (or a user) deletes such a Job:
-// it holds the run-record finalizer and nothing releases it.
+// references. After the restart a TTL (or a user) deletes such a Job,
+// which holds the run-record finalizer: it must be released.
 func TestOrphanedWhileDownThenDeletedIsReleased(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Minute))
@@ -133,8 +137,8 @@ func TestForegroundDeleteReleasesUnrecordedJob(t *testing.T) {
 }
 
 // A Job being deleted whose scheduled time is still to come (made by a
-// replica whose clock was ahead) cannot be recorded before that time, yet
-// its CronJob is looked at again every second until then.
+// replica whose clock was ahead) cannot be recorded before that time; its
+// CronJob must not be looked at again every second until then.
 func TestFutureJobBeingDeletedDoesNotSpin(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
@@ -164,17 +168,15 @@ func TestFutureJobBeingDeletedDoesNotSpin(t *testing.T) {
 	}
 }
 
-// FINDING 1. A CronJob being deleted (foreground deletion, or any finalizer)
-// is decided without planRuns: plan.Status.NextScheduleTime is the stale one
+// A CronJob being deleted (foreground deletion, or any finalizer) is
+// decided without planRuns: plan.Status.NextScheduleTime is the stale one
 // from its last status, past once its next run's time has gone by. The
-// bookkeeping is then bounded to minTidyTime (1 s), and a release cut there
-// is "left for the next sync" with no error, while the plan of a CronJob
-// being deleted asks for no wake-up (RequeueAfter 0): (0, nil) makes
-// processNextWorkItem Forget the key and queue nothing. No next sync comes
-// (nothing changes, informers have no resync), so the Job hangs in
-// Terminating holding the run-record finalizer, and the CronJob with it
-// under foreground deletion. Before 02a99f6 the release waited out its
-// 429s, and a failure was retried.
+// bookkeeping is then bounded to minTidyTime (1 s), and the plan asks for
+// no wake-up (RequeueAfter 0). A release cut there must be retried (an
+// error) or the CronJob woken again: (0, nil) makes processNextWorkItem
+// Forget the key, no next sync comes (nothing changes, informers have no
+// resync), and the Job hangs in Terminating holding the run-record
+// finalizer, the CronJob with it under foreground deletion.
 func TestDeletingCronJobReleaseCutIsRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	// 11:05: the garbage collector deletes the Jobs of a CronJob deleted in

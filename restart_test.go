@@ -1,5 +1,8 @@
 package main
 
+// Tests of restarts, failovers and upgrades on the same API state: the
+// next process starts every due run once, never twice.
+
 import (
 	"errors"
 	"slices"
@@ -62,9 +65,10 @@ func TestRestartAfterUnrecordedJobWasDeletedRunsOnce(t *testing.T) {
 	}
 }
 
-// The controller's own history pruning deletes the only record of a run
-// (its Job) before the status that records the run is stored: a failed
-// status write, then a failover, and the run starts again.
+// The controller's own history pruning must not delete the only record of
+// a run (its Job) before a stored status records the run: after a failed
+// status write and then a failover, the next leader would start the run
+// again.
 func TestHistoryKeptUntilAStoredStatusRecordsTheRun(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
@@ -112,9 +116,10 @@ func TestHistoryKeptUntilAStoredStatusRecordsTheRun(t *testing.T) {
 	}
 }
 
-// A CronJob whose status the previous version (72e6024) wrote: it saw an
-// edit to */5 at 09:30 and recorded resolvedSchedule and scheduleChangeTime.
-// The upgraded controller must not start 09:30 (or earlier) runs.
+// A CronJob whose status an earlier version of the controller wrote: it
+// saw an edit to */5 at 09:30 and recorded resolvedSchedule and
+// scheduleChangeTime. The upgraded controller must not start 09:30 (or
+// earlier) runs.
 func TestUpgradeKeepsTheRecordedScheduleEdit(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(-29*time.Minute)) // 09:31

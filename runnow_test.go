@@ -1,5 +1,9 @@
 package main
 
+// Tests of run-now (the run-now annotation): each change of the value
+// starts one Job, once, across failed creates, lost status writes and
+// restarts, without holding back the schedule.
+
 import (
 	"errors"
 	"fmt"
@@ -20,9 +24,9 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
-// Under Forbid, a run-now whose create keeps failing (a webhook's 403, a 500)
-// is no active Job: the scheduled 10:00 run must still start (issue 13, case
-// 6, which the fix covers under Allow only).
+// Under Forbid, a run-now whose create keeps failing (a webhook's 403, a
+// 500) is no active Job: the scheduled 10:00 run must still start, as it
+// does under Allow (TestFailingRunNowDoesNotBlockTheSchedule).
 func TestFailingRunNowDoesNotBlockTheScheduleUnderForbid(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))
@@ -77,15 +81,13 @@ func TestLongRunNowValueRunsOnceAcrossRestart(t *testing.T) {
 	}
 }
 
-// Oracle change 6 (a run-now value set again is a new request) against
-// the product: the README promises "each change of the value starts one
-// Job ... also a change back to a value used before". A -> B -> A -> B:
-// the fourth change has the same (before, value) pair as the second, whose
-// Job is still in the history (the default keeps 3 succeeded Jobs). The
-// name once hashed only the pair, so the sync took that Job for "started
-// before its status was written" and the fourth request never started;
-// the request's number (status.runNowCount + 1) in the name tells them
-// apart.
+// The README promises "each change of the value starts one Job ... also a
+// change back to a value used before". A -> B -> A -> B: the fourth change
+// has the same (before, value) pair as the second, whose Job is still in
+// the history (the default keeps 3 succeeded Jobs). The request's number
+// (status.runNowCount + 1) in the Job name tells them apart, so the sync
+// does not take the second change's Job for "started before its status
+// was written", and the fourth request starts.
 func TestRunNowBackAndForthStartsEachTime(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(-50*time.Minute))
@@ -131,8 +133,8 @@ func TestRunNowBackAndForthStartsEachTime(t *testing.T) {
 // The fourth change of A -> B -> A -> B creates its Job, and the status
 // write recording it is lost (a conflict, then a crash). The restarted
 // controller reads lastRunNow A, runNowCount 3 and run-now B, as before
-// the fourth create: it finds that create's Job (same request, same name,
-// on the chain of unrecorded run-now Jobs) and starts no second one,
+// the fourth create: it must find that create's Job (same request, same
+// name, on the chain of unrecorded run-now Jobs) and start no second one,
 // though the pair (A, B) is the second change's too.
 func TestRunNowRepeatedPairStartsOnceWhenItsStatusIsLost(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -228,7 +230,7 @@ func TestRunNowChangedWhileDeferredStartsOnceAcrossACrash(t *testing.T) {
 		t.Fatalf("no Job %s for run-now b", jb)
 	}
 	if f.writtenStatus() != nil {
-		t.Fatalf("a status was written: the probe wants it deferred")
+		t.Fatalf("a status was written: the case needs it deferred")
 	}
 	for _, a := range describe(f.kubeclient.Actions(), true) {
 		if strings.HasPrefix(a, "patch jobs") {
@@ -255,8 +257,8 @@ func TestRunNowChangedWhileDeferredStartsOnceAcrossACrash(t *testing.T) {
 	}
 }
 
-// Held up. A run-now request handled in a sync whose status write the next
-// run cuts, then a second request set before the next sync: the next sync
+// A run-now request handled in a sync whose status write the next run
+// cuts, then a second request set before the next sync: the next sync
 // starts the 11:00 run and request "b" once each, and a sync after that
 // (every Job in the cache, the status written) starts nothing again.
 func TestRunNowAcrossACutStatusWriteStartsEachOnce(t *testing.T) {

@@ -482,10 +482,10 @@ func TestFailedViewKeepsTheDeferredStatus(t *testing.T) {
 	}
 }
 
-// Change 2, passes: under Forbid with catchUpPolicy All the owed runs are
-// alternatives, oldest first. 07:00 is rejected for good (counted, given
-// way), 08:00 fails in a way a retry may mend: nothing later is tried, so
-// no run is skipped for a later one; the retry starts 08:00 and only it.
+// Under Forbid with catchUpPolicy All the owed runs are alternatives,
+// oldest first. 07:00 is rejected for good (counted, given way), 08:00
+// fails in a way a retry may mend: nothing later is tried, so no run is
+// skipped for a later one; the retry starts 08:00 and only it.
 func TestForbidCatchUpStopsAtARetryableFailure(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))
@@ -526,10 +526,9 @@ func TestForbidCatchUpStopsAtARetryableFailure(t *testing.T) {
 	}
 }
 
-// Change 2, passes (cost noted): a template the Job API rejects under
-// Forbid + catchUpPolicy All with catchUpLimit 100 makes 100 create calls
-// in one sync (as Allow always did); each run is counted once, and the next
-// sync makes no call.
+// A template the Job API rejects under Forbid + catchUpPolicy All with
+// catchUpLimit 100 makes 100 create calls in one sync (as Allow does);
+// each run is counted once, and the next sync makes no call.
 func TestForbidRejectedTemplateCountsEachRunOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))

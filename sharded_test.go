@@ -1,5 +1,9 @@
 package main
 
+// Tests of sharded.go (-shards): a replica syncs a CronJob only while it
+// holds its shard, keeps no decision across a shard move, and runs the
+// same controllers as the unsharded one.
+
 import (
 	"context"
 	"go/ast"
@@ -68,11 +72,12 @@ func recordedByOtherReplica(t *testing.T, ctx context.Context, f *fixture, cronF
 }
 
 // A status deferred by replica A, whose shard then moves to replica B
-// before the deferred write: A keeps it in c.deferred. B records the runs
-// and goes on; when the shard comes back hours later, A's first sync takes
-// the old status as its starting point (same UID, same generation) and
-// starts again the 14:00 run B started. Two ways to be left deferred: a
-// burst (the write waits behind the queue, and the queued sync finds the
+// before the deferred write. B records the runs and goes on; when the
+// shard comes back hours later, A's first sync must not take its old
+// status as the starting point (same UID, same generation) and start again
+// the 14:00 run B started: a kept decision carries the hold of its shard
+// (deferredStatus.hold, Controller.current). Two ways to be left deferred:
+// a burst (the write waits behind the queue, and the queued sync finds the
 // shard gone), and a write cut by the hold's lapse (the lease fence).
 func TestDeferredStatusDoesNotOutliveAShardMove(t *testing.T) {
 	for _, trigger := range []string{"burst", "write cut by the lapse"} {
@@ -129,11 +134,12 @@ func TestDeferredStatusDoesNotOutliveAShardMove(t *testing.T) {
 	}
 }
 
-// The same stale status, written by the shutdown flush: the shard came
-// back and the replica stops before syncing the CronJob. flushDeferred
-// writes A's 10:00 decision wholesale over B's newer status (no check that
-// it is still the newest decision, nor a shard hold), so the next holder
-// finds lastScheduleTime 10:00 and no Jobs, and starts 14:00 again.
+// The same stale status, at the shutdown flush: the shard came back and
+// the replica stops before syncing the CronJob. flushDeferred must not
+// write A's 10:00 decision wholesale over B's newer status (it is no
+// longer the newest decision, and A held no shard for it between), or the
+// next holder finds lastScheduleTime 10:00 and no Jobs, and starts 14:00
+// again.
 func TestShutdownFlushWritesNoStaleDeferredStatus(t *testing.T) {
 	ctx, f, c, cronFactory, set, i, key := shardHoldingReplica(t)
 	c.queue.Add(key)
@@ -204,8 +210,8 @@ func calledIn(t *testing.T, fn string) map[string]bool {
 
 // With -shards the controller must read Calendars as the unsharded one
 // does: without WithCalendars, calendarsOf finds none, so every CronJob
-// naming a Calendar has every due run held (CalendarNotFound) and counted
-// missed, never started. (A finding of the final review, fixed.)
+// naming a Calendar would have every due run held (CalendarNotFound) and
+// counted missed, never started.
 func TestShardedControllerReadsCalendars(t *testing.T) {
 	if !calledIn(t, "run")["WithCalendars"] || !calledIn(t, "runShardedController")["WithCalendars"] {
 		t.Error("both the unsharded controller (run) and runShardedController must call WithCalendars")

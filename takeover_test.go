@@ -1,5 +1,9 @@
 package main
 
+// Tests of takeover.go: the barrier a new leader passes before its first
+// sync (a live list of the CronJobs), so a standby with lagging caches
+// starts no run the old leader recorded.
+
 import (
 	"context"
 	goruntime "runtime"
@@ -87,15 +91,14 @@ func TestTakeoverBarrierRetriesTheList(t *testing.T) {
 	}
 }
 
-// Review of the takeover barrier (d14f647), finding 1: a CronJob deleted
-// and re-created under the same name while the standby's watch lags. The
-// cache shows the old CronJob (UID A); the live list shows the new one
-// (UID B) whose 10:00 run the old leader recorded (its Job released and
-// deleted by TTL), so the barrier records B. The watch then catches up in
-// order: A's delete calls Forget(name), which drops B's barrier entry, and
-// B's add arrives at B's first version (never run). The first sync decides
-// from that and started the 10:00 run again; the delete now forgets only
-// what was held for A (Store.ForgetUID).
+// A CronJob deleted and re-created under the same name while the
+// standby's watch lags. The cache shows the old CronJob (UID A); the live
+// list shows the new one (UID B) whose 10:00 run the old leader recorded
+// (its Job released and deleted by TTL), so the barrier records B. The
+// watch then catches up in order: A's delete, then B's add at B's first
+// version (never run). A's delete must forget only what was held for A
+// (Store.ForgetUID), not B's barrier entry, or the first sync decides from
+// B's first version and starts the 10:00 run again.
 func TestTakeoverRecreatedCronJobKeepsItsBarrierEntry(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
@@ -141,7 +144,7 @@ func TestTakeoverRecreatedCronJobKeepsItsBarrierEntry(t *testing.T) {
 
 // The barrier's entry outlives ownWritesTTL while the cache still lags:
 // the versioned store then forces a live read, so the recorded run is not
-// started again. Passing: proves the change right on this point.
+// started again.
 func TestTakeoverBarrierEntryExpiredStillReadsLive(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
@@ -196,7 +199,7 @@ func TestTakeoverWithLaggingJobCacheForbidHoldsTheNextRun(t *testing.T) {
 // finalizer) and deferred its status write, then lost the Lease; the
 // standby's Job cache does not show that Job yet. Its create of the same
 // name is refused and the Job adopted: one Job for the run, no NameTaken,
-// and the status written records the 10:00 run. Passing.
+// and the status written records the 10:00 run.
 func TestTakeoverAdoptsTheOldLeadersUnrecordedJob(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(20*time.Second))
@@ -219,10 +222,10 @@ func TestTakeoverAdoptsTheOldLeadersUnrecordedJob(t *testing.T) {
 	}
 }
 
-// As above for run-now: the old leader created the manual Job for value
-// "a" and deferred the status write recording lastRunNow; the standby's Job
-// cache lags. The create of the same name is refused and the Job adopted.
-// Passing.
+// As TestTakeoverAdoptsTheOldLeadersUnrecordedJob for run-now: the old
+// leader created the manual Job for value "a" and deferred the status
+// write recording lastRunNow; the standby's Job cache lags. The create of
+// the same name is refused and the Job adopted.
 func TestTakeoverAdoptsTheOldLeadersRunNowJob(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(-30*time.Minute))

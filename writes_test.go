@@ -1,5 +1,8 @@
 package main
 
+// Tests of the API writes a firing costs, as the README and docs state
+// them.
+
 import (
 	"testing"
 	"time"
@@ -9,7 +12,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
-// The README claim: three writes per firing (create, status, release),
+// The README's claim: three writes per firing (create, status, release),
 // also when the status write is deferred behind a busy queue.
 func TestThreeWritesPerFiringWhenTheStatusIsDeferred(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -45,9 +48,10 @@ func TestThreeWritesPerFiringWhenTheStatusIsDeferred(t *testing.T) {
 }
 
 // README/docs: "Per firing, three API writes: the Job create, the status
-// write, and the finalizer release". Counted over a firing's whole life:
-// the Job's completion makes a second status write (as in the built-in
-// controller), so a firing costs four writes against the built-in's three.
+// write, and the finalizer release". Counted over a firing's whole life,
+// the Job's completion makes a fourth, a second status write (as the
+// built-in controller does, whose firing costs three): four writes, as
+// documented.
 func TestFourWritesOverAFiringsLife(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
