@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
@@ -82,10 +81,7 @@ func TestDeferredResetKeepsSupersededRunsBehindAStartedRun(t *testing.T) {
 	}
 	drainQueue(c)
 
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"}
-	cacheCronJob(t, cronFactory, edited)
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
 	f.clock.Step(time.Second)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -115,19 +111,14 @@ func TestDeferredResetKeepsTheScheduleChangedCount(t *testing.T) {
 	f.cronJob = newCronJob(withSchedule("30 * * * *"), lastScheduled(at(-time.Hour)), inForce("0 * * * *", "UTC"),
 		func(cj *cronv1.CronJob) { cj.Generation = 2; cj.Status.ObservedGeneration = 1 })
 	c, _, cronFactory := f.newController(ctx)
-	conflictOnStatus(f)
+	stopConflicts := conflictOnStatus(f)
 	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("want the conflict, got %v", err)
-	}
+	syncWantConflict(t, ctx, c, key, "sync")
 	if got := created(f); len(got) != 0 {
 		t.Fatalf("created %q; 10:00 is named only by the old schedule", got)
 	}
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.StartingDeadlineSeconds = ptr.To[int64](3600)
-	cacheCronJob(t, cronFactory, edited)
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](3600) })
+	stopConflicts()
 	f.clock.Step(time.Second)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -149,39 +140,13 @@ func TestDeferredResetKeepsTheScheduleChangedCount(t *testing.T) {
 // under "0 * * * *", in force until 09:50) must still not become a run: a
 // surprise run the README promises never happens.
 func TestDeferredResetRevivesNoRunAnEditRefused(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(5*time.Minute)) // 10:05
-	f.cronJob = newCronJob(withSchedule("*/30 * * * *"), lastScheduled(at(-time.Hour)), inForce("*/30 * * * *", "UTC"),
-		catchUp(cronv1.CatchUpNone, nil),
-		func(cj *cronv1.CronJob) {
-			cj.Generation = 2
-			cj.Status.ObservedGeneration = 2
-			cj.Status.PreviousSchedules = []cronv1.PreviousSchedule{{Schedule: "0 * * * *", TimeZone: "UTC", Until: metav1.NewTime(at(-10 * time.Minute))}}
-			cj.Status.ScheduleChangeTime = &metav1.Time{Time: at(-10 * time.Minute)}
-		})
-	c, _, cronFactory := f.newController(ctx)
-	conflictOnStatus(f)
-	key := cache.MetaObjectToName(f.cronJob)
-	// 10:05: the 10:00 run is five minutes late under catchUpPolicy None:
-	// missed. The write fails; the status is kept.
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("sync 1: want the conflict, got %v", err)
-	}
-	// 10:06: the retry settles past 09:50 and prunes the old schedule; the
-	// write fails again.
-	f.clock.Step(time.Minute)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("sync 2: want the conflict, got %v", err)
-	}
+	ctx, f, c, cronFactory, key, stopConflicts := twoRefusedWritesAfterAScheduleChange(t, "0 * * * *")
 	if got := created(f); len(got) != 0 {
 		t.Fatalf("created %q before the edit", got)
 	}
 	// 10:07: the user switches to catchUpPolicy All.
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.CatchUpPolicy = cronv1.CatchUpAll
-	cacheCronJob(t, cronFactory, edited)
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.CatchUpPolicy = cronv1.CatchUpAll })
+	stopConflicts()
 	f.clock.Step(time.Minute)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -199,31 +164,9 @@ func TestDeferredResetRevivesNoRunAnEditRefused(t *testing.T) {
 // schedule, and after the edit (catchUpPolicy All) the reset drops the
 // count: 09:30 must then start or be counted, not be silently dropped.
 func TestDeferredResetStartsOrCountsARunBothSchedulesNamed(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(5*time.Minute)) // 10:05
-	f.cronJob = newCronJob(withSchedule("*/30 * * * *"), lastScheduled(at(-time.Hour)), inForce("*/30 * * * *", "UTC"),
-		catchUp(cronv1.CatchUpNone, nil),
-		func(cj *cronv1.CronJob) {
-			cj.Generation = 2
-			cj.Status.ObservedGeneration = 2
-			cj.Status.PreviousSchedules = []cronv1.PreviousSchedule{{Schedule: "30 * * * *", TimeZone: "UTC", Until: metav1.NewTime(at(-10 * time.Minute))}}
-			cj.Status.ScheduleChangeTime = &metav1.Time{Time: at(-10 * time.Minute)}
-		})
-	c, _, cronFactory := f.newController(ctx)
-	conflictOnStatus(f)
-	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("sync 1: want the conflict, got %v", err)
-	}
-	f.clock.Step(time.Minute)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("sync 2: want the conflict, got %v", err)
-	}
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.CatchUpPolicy = cronv1.CatchUpAll
-	cacheCronJob(t, cronFactory, edited)
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	ctx, f, c, cronFactory, key, stopConflicts := twoRefusedWritesAfterAScheduleChange(t, "30 * * * *")
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.CatchUpPolicy = cronv1.CatchUpAll })
+	stopConflicts()
 	f.clock.Step(time.Minute)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -458,4 +401,33 @@ func TestDeferredStatusFlushedAtShutdown(t *testing.T) {
 	if st == nil || len(st.Status.Active) != 1 || st.Status.Active[0].Name != jobName(topOfHour) {
 		t.Fatalf("flushed status = %+v, want the new Job active", st)
 	}
+}
+
+// twoRefusedWritesAfterAScheduleChange is a CronJob at 10:05 whose schedule
+// was changed at 09:50 from previous to "*/30 * * * *" (catchUpPolicy
+// None), synced twice with each status write refused (a conflict, until
+// stopConflicts): at 10:05 the 10:00 run is five minutes late, missed, and
+// the status is kept; at 10:06 the retry settles past 09:50 and prunes the
+// old schedule.
+func twoRefusedWritesAfterAScheduleChange(t *testing.T, previous string) (
+	ctx context.Context, f *fixture, c *Controller, cronFactory informers.SharedInformerFactory, key cache.ObjectName, stopConflicts func(),
+) {
+	t.Helper()
+	_, ctx = ktesting.NewTestContext(t)
+	f = newFixture(t, at(5*time.Minute)) // 10:05
+	f.cronJob = newCronJob(withSchedule("*/30 * * * *"), lastScheduled(at(-time.Hour)), inForce("*/30 * * * *", "UTC"),
+		catchUp(cronv1.CatchUpNone, nil),
+		func(cj *cronv1.CronJob) {
+			cj.Generation = 2
+			cj.Status.ObservedGeneration = 2
+			cj.Status.PreviousSchedules = []cronv1.PreviousSchedule{{Schedule: previous, TimeZone: "UTC", Until: metav1.NewTime(at(-10 * time.Minute))}}
+			cj.Status.ScheduleChangeTime = &metav1.Time{Time: at(-10 * time.Minute)}
+		})
+	c, _, cronFactory = f.newController(ctx)
+	stopConflicts = conflictOnStatus(f)
+	key = cache.MetaObjectToName(f.cronJob)
+	syncWantConflict(t, ctx, c, key, "sync 1")
+	f.clock.Step(time.Minute)
+	syncWantConflict(t, ctx, c, key, "sync 2")
+	return ctx, f, c, cronFactory, key, stopConflicts
 }

@@ -115,10 +115,37 @@ func drainQueue(c *Controller) {
 	}
 }
 
-func conflictOnStatus(f *fixture) {
+// conflictOnStatus makes every CronJob update (the status write among them)
+// answer a conflict, until stop is called.
+func conflictOnStatus(f *fixture) (stop func()) {
+	stopped := false
 	f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+		if stopped {
+			return false, nil, nil
+		}
 		return true, nil, apierrors.NewConflict(cronv1.Resource("cronjobs"), "cj", errors.New("stale"))
 	})
+	return func() { stopped = true }
+}
+
+// syncWantConflict syncs key and stops the test unless the sync reports
+// the conflict of its status write.
+func syncWantConflict(t *testing.T, ctx context.Context, c *Controller, key cache.ObjectName, what string) {
+	t.Helper()
+	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
+		t.Fatalf("%s: want the conflict, got %v", what, err)
+	}
+}
+
+// cacheEdit caches a copy of cj changed by edit and one generation on, as
+// the informer shows a user's edit of the spec, and returns the copy.
+func cacheEdit(t testing.TB, cronFactory informers.SharedInformerFactory, cj *cronv1.CronJob, edit func(*cronv1.CronJob)) *cronv1.CronJob {
+	t.Helper()
+	edited := cj.DeepCopy()
+	edited.Generation++
+	edit(edited)
+	cacheCronJob(t, cronFactory, edited)
+	return edited
 }
 
 func missedMetric(t *testing.T, reason string) float64 {

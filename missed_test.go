@@ -80,16 +80,11 @@ func TestDeferredResetCountsTheMissedMetricOnce(t *testing.T) {
 	f := newFixture(t, at(36*time.Minute))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), catchUp(cronv1.CatchUpNone, nil))
 	c, _, cronFactory := f.newController(ctx)
-	conflictOnStatus(f)
+	stopConflicts := conflictOnStatus(f)
 	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("want the conflict, got %v", err)
-	}
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"}
-	cacheCronJob(t, cronFactory, edited)
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	syncWantConflict(t, ctx, c, key, "sync")
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
+	stopConflicts()
 	f.clock.Step(time.Second)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)

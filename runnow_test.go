@@ -166,15 +166,13 @@ func TestRunNowRepeatedPairStartsOnceWhenItsStatusIsLost(t *testing.T) {
 		f.clock.Step(2 * time.Minute)
 	}
 	annotate("B")
-	conflictOnStatus(f)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("want the conflict, got %v", err)
-	}
+	stopConflicts := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "sync")
 	fourth := job.ManualName("cj", "A", "B", 4)
 	if got := created(f); !slices.Equal(got, []string{fourth}) {
 		t.Fatalf("fourth change created %q, want %s", got, fourth)
 	}
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	stopConflicts()
 	f.clock.Step(time.Second)
 	c2, _, _ := restart(t, ctx, f)
 	if _, err := c2.syncHandler(ctx, key); err != nil {

@@ -371,21 +371,14 @@ func TestEditAfterAFailedStatusWriteDecidesMissesAgain(t *testing.T) {
 	f := newFixture(t, at(36*time.Minute))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), catchUp(cronv1.CatchUpNone, nil))
 	c, _, cronFactory := f.newController(ctx)
-	f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewConflict(cronv1.Resource("cronjobs"), "cj", errors.New("stale"))
-	})
+	stopConflicts := conflictOnStatus(f)
 	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("want the conflict, got %v", err)
-	}
+	syncWantConflict(t, ctx, c, key, "sync")
 	if got := created(f); len(got) != 0 {
 		t.Fatalf("under catchUpPolicy None a run 36 minutes late must not start, created %q", got)
 	}
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.CatchUpPolicy = cronv1.CatchUpLatest
-	cacheCronJob(t, cronFactory, edited)
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.CatchUpPolicy = cronv1.CatchUpLatest })
+	stopConflicts()
 	f.kubeclient.ClearActions()
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
