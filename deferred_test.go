@@ -83,13 +83,7 @@ func TestDeferredResetKeepsSupersededRunsBehindAStartedRun(t *testing.T) {
 
 	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
 	f.clock.Step(time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	if w.Status.LastScheduleTime == nil || !w.Status.LastScheduleTime.Time.Equal(topOfHour) {
 		t.Errorf("lastScheduleTime %v, want 10:00", w.Status.LastScheduleTime)
 	}
@@ -120,13 +114,7 @@ func TestDeferredResetKeepsTheScheduleChangedCount(t *testing.T) {
 	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](3600) })
 	stopConflicts()
 	f.clock.Step(time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	if got := missedCount(w.Status, cronv1.MissedScheduleChanged); got != 1 {
 		t.Errorf("ScheduleChanged = %d, want 1 (10:00, owed by the old schedule, refused by the new); missedRuns %+v, resolved %q",
 			got, w.Status.MissedRuns, w.Status.ResolvedSchedule)
@@ -168,13 +156,7 @@ func TestDeferredResetStartsOrCountsARunBothSchedulesNamed(t *testing.T) {
 	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.CatchUpPolicy = cronv1.CatchUpAll })
 	stopConflicts()
 	f.clock.Step(time.Minute)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	nineThirty := jobName(at(-30 * time.Minute))
 	if !slices.Contains(created(f), nineThirty) && len(w.Status.MissedRuns) == 0 {
 		t.Errorf("09:30 (named by both schedules) neither started nor counted: created %q, lastScheduleTime %v, missedRuns %+v",

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -586,4 +588,82 @@ func loseJobCreateAnswers(f *fixture, lose *bool) {
 		j.UID = types.UID("uid-" + j.Name)
 		j.CreationTimestamp = metav1.NewTime(f.clock.Now())
 	}, errors.New("http2: client connection lost"))
+}
+
+// syncWantStatus syncs key, which must succeed and write a status, and
+// returns the status written.
+func syncWantStatus(t *testing.T, ctx context.Context, f *fixture, c *Controller, key cache.ObjectName) *cronv1.CronJob {
+	t.Helper()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	w := f.writtenStatus()
+	if w == nil {
+		t.Fatal("no status written")
+	}
+	return w
+}
+
+// wantNotCreated fails the test when the fixture's client was asked to
+// create the Job called name; why says what that would mean.
+func wantNotCreated(t *testing.T, f *fixture, name, why string) {
+	t.Helper()
+	if slices.Contains(created(f), name) {
+		t.Errorf("create jobs default/%s: %s", name, why)
+	}
+}
+
+// withRunningJob gives f a CronJob under policy p whose 09:00 run's Job is
+// still running, and returns that Job.
+func withRunningJob(f *fixture, p cronv1.ConcurrencyPolicy) *batchv1.Job {
+	running9 := newJob(at(-time.Hour), running)
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), activeJobs(running9), policy(p))
+	f.jobs = []*batchv1.Job{running9}
+	return running9
+}
+
+// landedWriteCutByTheNextRun makes the next sync of key, at 10:00:01, write
+// a status that lands on the API server but whose answer is held until the
+// 11:00 run is due and the sync's bound cuts it; later writes are answered
+// as usual.
+func landedWriteCutByTheNextRun(t *testing.T, ctx context.Context, f *fixture, c *Controller, key cache.ObjectName) {
+	t.Helper()
+	lost := &lostAnswerStatus{CronJobs: c.cronJobs, entered: make(chan string, 1), lose: true}
+	c.cronJobs = lost
+	done := syncInBackground(ctx, c, key)
+	awaitEntered(t, lost.entered, "status write")
+	f.clock.SetTime(at(time.Hour))
+	if r := awaitSync(t, done, "the status write was not cut"); r.err != nil {
+		t.Fatalf("first sync: %v", r.err)
+	}
+	lost.lose = false
+}
+
+// lostCreateFixture is a CronJob at 10:00:02 with a 10 s starting deadline
+// whose Job creates, while *lose is true, are applied and answered with a
+// dropped connection.
+func lostCreateFixture(t *testing.T) (ctx context.Context, f *fixture, c *Controller, cronFactory informers.SharedInformerFactory, lose *bool) {
+	t.Helper()
+	_, ctx = ktesting.NewTestContext(t)
+	f = newFixture(t, at(2*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
+	c, _, cronFactory = f.newController(ctx)
+	lose = ptr.To(true)
+	loseJobCreateAnswers(f, lose)
+	return ctx, f, c, cronFactory, lose
+}
+
+// setRunNow sets the run-now annotation of the fixture's CronJob to value
+// on the API server (as resourceVersion 5) and in the cache, and returns
+// the CronJob edited.
+func setRunNow(t *testing.T, ctx context.Context, f *fixture, cronFactory informers.SharedInformerFactory, value string) *cronv1.CronJob {
+	t.Helper()
+	edited := f.cronJob.DeepCopy()
+	edited.Annotations[cronv1.RunNowAnnotation] = value
+	edited.ResourceVersion = "5"
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cacheCronJob(t, cronFactory, edited)
+	return edited
 }

@@ -29,12 +29,7 @@ import (
 // count the run as missed: the Job did start, and the next sync adopts it.
 // A run is counted only when it can no longer start.
 func TestLostCreateWithFailedLookupCountsNoStartedRunMissed(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(2*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
-	c, _, cronFactory := f.newController(ctx)
-	lose := true
-	loseJobCreateAnswers(f, &lose)
+	ctx, f, c, cronFactory, lose := lostCreateFixture(t)
 	unavailable := true
 	f.kubeclient.PrependReactor("get", "jobs", func(core.Action) (bool, runtime.Object, error) {
 		if unavailable {
@@ -46,7 +41,7 @@ func TestLostCreateWithFailedLookupCountsNoStartedRunMissed(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err == nil {
 		t.Fatal("the lost response was not reported")
 	}
-	lose = false
+	*lose = false
 	f.clock.Step(30 * time.Second)
 	// The lookup fails; whatever this sync does, it must not count 10:00.
 	_, _ = c.syncHandler(ctx, key)
@@ -55,13 +50,7 @@ func TestLostCreateWithFailedLookupCountsNoStartedRunMissed(t *testing.T) {
 	}
 	unavailable = false
 	f.clock.Step(time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	if len(w.Status.MissedRuns) != 0 {
 		t.Errorf("missedRuns %+v (last %v, active %v): the 10:00 run started, yet it is counted missed",
 			w.Status.MissedRuns, w.Status.LastScheduleTime, w.Status.Active)
@@ -86,13 +75,7 @@ func TestDeferredResetCountsTheMissedMetricOnce(t *testing.T) {
 	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
 	stopConflicts()
 	f.clock.Step(time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	inStatus := missedCount(w.Status, cronv1.MissedDeadlineExceeded)
 	if grew := missedMetric(t, cronv1.MissedDeadlineExceeded) - before; grew != float64(inStatus) {
 		t.Errorf("missed_schedules_total{reason=DeadlineExceeded} grew by %v, status.missedRuns says %d", grew, inStatus)
@@ -150,18 +133,9 @@ func TestMissedMetricCountsACutWriteThatLanded(t *testing.T) {
 	f := newFixture(t, at(time.Second))
 	f.cronJob = newCronJob(lastScheduled(at(-2 * time.Hour)))
 	c, kubeFactory, cronFactory := f.newController(ctx)
-	lost := &lostAnswerStatus{CronJobs: c.cronJobs, entered: make(chan string, 1), lose: true}
-	c.cronJobs = lost
 	key := cache.MetaObjectToName(f.cronJob)
 	before := missedMetric(t, cronv1.MissedSuperseded)
-
-	done := syncInBackground(ctx, c, key)
-	awaitEntered(t, lost.entered, "status write")
-	f.clock.SetTime(at(time.Hour))
-	if r := awaitSync(t, done, "the status write was not cut"); r.err != nil {
-		t.Fatalf("first sync: %v", r.err)
-	}
-	lost.lose = false
+	landedWriteCutByTheNextRun(t, ctx, f, c, key)
 	settle := func() {
 		stored, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
 		if err != nil {
@@ -245,11 +219,8 @@ func TestMissedMetricCountsALandedWriteDecidedAgain(t *testing.T) {
 // longer start: when the next run supersedes it.
 func TestMissedRunAnnouncedOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	prev := at(-time.Hour)
-	running9 := newJob(prev, running)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent))
-	f.jobs = []*batchv1.Job{running9}
+	withRunningJob(f, cronv1.ForbidConcurrent)
 	c, _, cronFactory := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
 	sync := func() {
@@ -334,25 +305,14 @@ func TestMissedRunsCounted(t *testing.T) {
 // the Job yet, must look before it counts the run as missed: the run
 // started. (Model seed 1795500264.)
 func TestLostCreateResponseIsNoMiss(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(2*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
-	c, _, _ := f.newController(ctx)
-	lose := true
-	loseJobCreateAnswers(f, &lose)
+	ctx, f, c, _, lose := lostCreateFixture(t)
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err == nil {
 		t.Fatal("the lost response was not reported")
 	}
-	lose = false
+	*lose = false
 	f.clock.Step(30 * time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	if len(w.Status.MissedRuns) != 0 || w.Status.LastScheduleTime == nil || !w.Status.LastScheduleTime.Time.Equal(topOfHour) ||
 		len(w.Status.Active) != 1 || w.Status.Active[0].Name != jobName(topOfHour) {
 		t.Errorf("status: last %v, active %v, missed %+v; want the 10:00 run started and active, nothing missed",

@@ -321,17 +321,8 @@ func TestCutStatusWriteThatLandedConverges(t *testing.T) {
 	f := newFixture(t, at(time.Second))
 	f.cronJob = newCronJob(lastScheduled(at(-2 * time.Hour)))
 	c, kubeFactory, cronFactory := f.newController(ctx)
-	lost := &lostAnswerStatus{CronJobs: c.cronJobs, entered: make(chan string, 1), lose: true}
-	c.cronJobs = lost
 	key := cache.MetaObjectToName(f.cronJob)
-
-	done := syncInBackground(ctx, c, key)
-	awaitEntered(t, lost.entered, "status write")
-	f.clock.SetTime(at(time.Hour))
-	if r := awaitSync(t, done, "the status write was not cut"); r.err != nil {
-		t.Fatalf("first sync: %v", r.err)
-	}
-	lost.lose = false
+	landedWriteCutByTheNextRun(t, ctx, f, c, key)
 	created, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, jobName(topOfHour), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

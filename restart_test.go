@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -180,11 +179,8 @@ func TestRestartMidCatchUpStartsEachRunOnce(t *testing.T) {
 // replaced Job stays deleted, the new one is recorded, nothing twice.
 func TestReplaceWithDeferredStatusRunsOnceAcrossRestart(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	prev := at(-time.Hour)
-	running9 := newJob(prev, running)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ReplaceConcurrent))
-	f.jobs = []*batchv1.Job{running9}
+	withRunningJob(f, cronv1.ReplaceConcurrent)
 	c, _, _ := f.newController(ctx)
 	log := createLog{}
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})

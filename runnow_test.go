@@ -208,13 +208,7 @@ func TestRunNowChangedWhileDeferredStartsOnceAcrossACrash(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	edited := f.cronJob.DeepCopy()
-	edited.Annotations[cronv1.RunNowAnnotation] = "b"
-	edited.ResourceVersion = "5"
-	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cacheCronJob(t, cronFactory, edited)
+	edited := setRunNow(t, ctx, f, cronFactory, "b")
 	for _, n := range []string{job.ManualName("cj", "", "a", 1)} {
 		if j := liveJob(t, ctx, f, n); j != nil {
 			cacheJob(t, kubeFactory, j)
@@ -279,13 +273,7 @@ func TestRunNowAcrossACutStatusWriteStartsEachOnce(t *testing.T) {
 	}
 	c.cronJobs = cronJobs
 
-	edited := f.cronJob.DeepCopy()
-	edited.Annotations[cronv1.RunNowAnnotation] = "b"
-	edited.ResourceVersion = "5"
-	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cacheCronJob(t, cronFactory, edited)
+	setRunNow(t, ctx, f, cronFactory, "b")
 	cacheAll := func() {
 		list, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
 		if err != nil {

@@ -139,11 +139,9 @@ func TestFixingAScheduleIsNoSurprise(t *testing.T) {
 // on a cache that still shows the deleted Job, does not adopt it back.
 func TestReplaceDoesNotAdoptTheJobItDeleted(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	prev := at(-time.Hour)
-	running9 := newJob(prev, running)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ReplaceConcurrent))
-	f.jobs = []*batchv1.Job{running9}
+	withRunningJob(f, cronv1.ReplaceConcurrent)
+	prev := at(-time.Hour)
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"}) // the status write is deferred
@@ -158,13 +156,7 @@ func TestReplaceDoesNotAdoptTheJobItDeleted(t *testing.T) {
 		c.queue.Done(k)
 	}
 	f.clock.Step(time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	var active []string
 	for _, r := range w.Status.Active {
 		active = append(active, r.Name)
@@ -248,11 +240,9 @@ func TestCatchUpPastATakenName(t *testing.T) {
 // as missed.
 func TestForbidHeldBackRunStartsLater(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	prev := at(-time.Hour)
-	running9 := newJob(prev, running)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent))
-	f.jobs = []*batchv1.Job{running9}
+	withRunningJob(f, cronv1.ForbidConcurrent)
+	prev := at(-time.Hour)
 	c, kubeFactory, cronFactory := f.newController(ctx)
 	syncs(t, ctx, f, c, cronFactory)
 	if got := created(f); len(got) != 0 {

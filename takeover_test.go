@@ -42,11 +42,7 @@ func TestTakeoverWithLaggingCacheStartsNoRecordedRun(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range describe(f.kubeclient.Actions(), true) {
-		if a == "create jobs default/"+jobName(at(0)) {
-			t.Errorf("%s: the 10:00 run, recorded on the API server, runs twice after failover", a)
-		}
-	}
+	wantNotCreated(t, f, jobName(at(0)), "the 10:00 run, recorded on the API server, runs twice after failover")
 }
 
 // The takeover barrier holds the first sync back until a live list of the
@@ -135,11 +131,7 @@ func TestTakeoverRecreatedCronJobKeepsItsBarrierEntry(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(live)); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range describe(f.kubeclient.Actions(), true) {
-		if a == "create jobs default/"+jobName(at(0)) {
-			t.Errorf("%s: the 10:00 run of the re-created CronJob, recorded on the API server, runs twice after failover", a)
-		}
-	}
+	wantNotCreated(t, f, jobName(at(0)), "the 10:00 run of the re-created CronJob, recorded on the API server, runs twice after failover")
 }
 
 // The barrier's entry outlives ownWritesTTL while the cache still lags:
@@ -156,11 +148,7 @@ func TestTakeoverBarrierEntryExpiredStillReadsLive(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range describe(f.kubeclient.Actions(), true) {
-		if a == "create jobs default/"+jobName(at(0)) {
-			t.Errorf("%s: the recorded 10:00 run starts again once the barrier's entry expired", a)
-		}
-	}
+	wantNotCreated(t, f, jobName(at(0)), "the recorded 10:00 run starts again once the barrier's entry expired")
 	if got, err := c.cachedCronJob(ctx, cache.MetaObjectToName(f.cronJob)); err != nil || got.ResourceVersion < "20" {
 		t.Errorf("after the TTL the sync sees %v (err %v), want the live version 20 or newer", got, err)
 	}
@@ -184,14 +172,8 @@ func TestTakeoverWithLaggingJobCacheForbidHoldsTheNextRun(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range describe(f.kubeclient.Actions(), true) {
-		if a == "create jobs default/"+jobName(at(time.Hour)) {
-			t.Errorf("%s: Forbid, yet the 11:00 run starts beside the old leader's running 10:00 Job the standby's Job cache does not show", a)
-		}
-		if a == "create jobs default/"+jobName(at(0)) {
-			t.Errorf("%s: the recorded 10:00 run starts again", a)
-		}
-	}
+	wantNotCreated(t, f, jobName(at(time.Hour)), "Forbid, yet the 11:00 run starts beside the old leader's running 10:00 Job the standby's Job cache does not show")
+	wantNotCreated(t, f, jobName(at(0)), "the recorded 10:00 run starts again")
 	t.Logf("writes: %q", describe(f.kubeclient.Actions(), true))
 }
 
