@@ -34,10 +34,7 @@ func TestForbidHoldsBackWhileTheStatusIsDeferredAndCachesLag(t *testing.T) {
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
 	log := createLog{}
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	log.add(f)
 	f.kubeclient.ClearActions()
 	f.clock.SetTime(at(time.Hour + time.Second))
@@ -69,10 +66,7 @@ func TestDeferredResetKeepsSupersededRunsBehindAStartedRun(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-3 * time.Hour)))
 	c, _, cronFactory := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"}) // the status write is deferred
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
 		t.Fatalf("first sync created %q, want the 10:00 run", got)
 	}
@@ -196,10 +190,7 @@ func TestDeferredFlushEndsWithTheLeaseGrace(t *testing.T) {
 
 	// A sync that defers its status (another key waits), as under load.
 	key := cache.ObjectName{Namespace: "default", Name: "cj"}
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	if f.writtenStatus() != nil {
 		t.Fatal("status written at once; the case tests nothing")
 	}
@@ -371,10 +362,7 @@ func TestDeferredStatusFlushedAtShutdown(t *testing.T) {
 	f.cronJob = newCronJob()
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	if f.writtenStatus() != nil {
 		t.Fatal("status written at once; the case tests nothing")
 	}

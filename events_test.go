@@ -176,10 +176,7 @@ func TestHeldEventsKeepEachCronJobsOrder(t *testing.T) {
 	f.cronJob = newCronJob()
 	c, kubeFactory, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, key); err != nil { // creates the Job in a burst
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key) // creates the Job in a burst
 	// The Job completes before the queue drains; this sync starts nothing.
 	f.clock.Step(6 * time.Minute)
 	cacheJob(t, kubeFactory, newJob(topOfHour, succeeded, holdingRecord))
@@ -208,10 +205,7 @@ func TestHeldEventsRecordedAtShutdown(t *testing.T) {
 	f.cronJob = newCronJob()
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	if got := f.events(); len(got) > 0 {
 		t.Fatalf("events %q recorded at once; the case tests nothing", got)
 	}

@@ -159,6 +159,16 @@ func missedMetric(t *testing.T, reason string) float64 {
 	return m.GetCounter().GetValue()
 }
 
+// wantMissedMetricGrewAsStatus fails the test unless the missed-run metric
+// for reason grew, since it read before, by what st counts for reason.
+func wantMissedMetricGrewAsStatus(t *testing.T, reason string, before float64, st cronv1.CronJobStatus) {
+	t.Helper()
+	inStatus := missedCount(st, reason)
+	if grew := missedMetric(t, reason) - before; grew != float64(inStatus) {
+		t.Errorf("missed_schedules_total{reason=%s} grew by %v, status.missedRuns says %d", reason, grew, inStatus)
+	}
+}
+
 // drainSyncs runs the queued syncs (and those they queue) a few rounds.
 func drainSyncs(t *testing.T, ctx context.Context, c *Controller) {
 	t.Helper()
@@ -666,4 +676,14 @@ func setRunNow(t *testing.T, ctx context.Context, f *fixture, cronFactory inform
 	}
 	cacheCronJob(t, cronFactory, edited)
 	return edited
+}
+
+// syncInABurst syncs key while another CronJob waits in the queue, as in a
+// burst: the sync leaves its status write and Events for later.
+func syncInABurst(t *testing.T, ctx context.Context, c *Controller, key cache.ObjectName) {
+	t.Helper()
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -34,10 +34,7 @@ func TestRestartAfterUnrecordedJobWasDeletedRunsOnce(t *testing.T) {
 	honourFinalizers(f.kubeclient, f.clock)
 	log := createLog{}
 	// Other CronJobs wait: the status write is deferred behind them.
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, cache.MetaObjectToName(f.cronJob))
 	log.add(f)
 	if f.writtenStatus() != nil {
 		t.Fatal("status written at once; the case tests nothing")
@@ -183,10 +180,7 @@ func TestReplaceWithDeferredStatusRunsOnceAcrossRestart(t *testing.T) {
 	withRunningJob(f, cronv1.ReplaceConcurrent)
 	c, _, _ := f.newController(ctx)
 	log := createLog{}
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
-	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, cache.MetaObjectToName(f.cronJob))
 	log.add(f)
 	c2, _, _ := restart(t, ctx, f)
 	if _, err := c2.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {

@@ -144,10 +144,7 @@ func TestReplaceDoesNotAdoptTheJobItDeleted(t *testing.T) {
 	prev := at(-time.Hour)
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"}) // the status write is deferred
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	if got := describe(f.kubeclient.Actions(), true); !slices.Equal(got, []string{"delete jobs default/" + jobName(prev), "create jobs default/" + jobName(topOfHour)}) {
 		t.Fatalf("first sync: %q", got)
 	}
