@@ -101,6 +101,7 @@ func (l createLog) add(f *fixture) {
 	}
 }
 
+// missedCount is the count status.missedRuns holds for reason.
 func missedCount(st cronv1.CronJobStatus, reason string) int64 {
 	for _, m := range st.MissedRuns {
 		if m.Reason == reason {
@@ -110,6 +111,7 @@ func missedCount(st cronv1.CronJobStatus, reason string) int64 {
 	return 0
 }
 
+// drainQueue empties the queue without syncing what it held.
 func drainQueue(c *Controller) {
 	for c.queue.Len() > 0 {
 		k, _ := c.queue.Get()
@@ -150,6 +152,7 @@ func cacheEdit(t testing.TB, cronFactory informers.SharedInformerFactory, cj *cr
 	return edited
 }
 
+// missedMetric reads cronjob_missed_schedules_total{reason}.
 func missedMetric(t *testing.T, reason string) float64 {
 	t.Helper()
 	var m dto.Metric
@@ -181,6 +184,7 @@ func drainSyncs(t *testing.T, ctx context.Context, c *Controller) {
 	}
 }
 
+// getSpy says when a worker first asks the queue for a key.
 type getSpy struct {
 	workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	started chan struct{}
@@ -386,6 +390,7 @@ func (s *stalledStatus) UpdateStatus(ctx context.Context, cj *cronv1.CronJob) (*
 	return nil, s.entered.hold(ctx, cj.Name)
 }
 
+// syncResult is what a sync run by syncInBackground returned.
 type syncResult struct {
 	requeue time.Duration
 	err     error
@@ -436,6 +441,7 @@ func (r *refusedReleases) ReleaseFinalizer(context.Context, string, string, type
 	return apierrors.NewInternalError(fmt.Errorf("etcd is sad"))
 }
 
+// jobsResource is the Jobs' resource, as the fake's tracker names it.
 var jobsResource = batchv1.SchemeGroupVersion.WithResource("jobs")
 
 // honourFinalizers makes a fake clientset treat Job finalizers as the API
@@ -481,6 +487,8 @@ func honourFinalizers(client *k8sfake.Clientset, clk clock.PassiveClock) {
 	client.PrependReactor("update", "jobs", removeWhenReleased)
 }
 
+// errFailedPrecondition is the fake API server's answer to a delete whose
+// UID precondition fails.
 var errFailedPrecondition = errorString("precondition failed: UID")
 
 type errorString string
