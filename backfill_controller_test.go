@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +30,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // backfillFixture is a Backfill controller on fake clientsets whose caches
@@ -398,5 +401,323 @@ func TestShardedBackfill(t *testing.T) {
 				t.Errorf("%d Jobs created, want %d", got, tc.wantJobs)
 			}
 		})
+	}
+}
+
+// A Backfill's Job whose status write was lost (so no status records it)
+// loses its controller reference while the Backfill still exists (a user's
+// edit; kubectl apply of a manifest without it), and is then deleted (its
+// TTL). It must keep its finalizer until its Backfill's status records the
+// time: released at once, the API server removes it, the Backfill finds
+// the name free and runs the time a second time. Once recorded, it is
+// released under its Backfill's key.
+func TestBackfillUncontrolledJobReleasedOnceRecorded(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	j := backfillJobAt(at(-5*time.Hour), "bf-uid")
+	j.Labels = map[string]string{cronv1.BackfillLabel: "bf"}
+	j.Status.Conditions = nil
+	j.OwnerReferences = nil                       // the edit
+	j.DeletionTimestamp = &metav1.Time{Time: now} // then its TTL
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), j)
+	_, ctx := ktesting.NewTestContext(t)
+	f.c.enqueueController(slim.NewJob(j))
+	for f.c.queue.Len() > 0 {
+		f.c.processNextWorkItem(ctx)
+	}
+	if fin := f.finalizersOf(j.Name); !slices.Contains(fin, backfill.Finalizer) {
+		// Released: the API server now removes the Job.
+		if err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Delete(context.Background(), j.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(j)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.sync()
+	if got := f.createdJobs(); slices.Contains(got, j.Name) {
+		t.Errorf("the time of %s, whose Job ran, was created again: %v", j.Name, got)
+	}
+	// The Backfill's sync passed its time (the Job, no longer its own,
+	// counted skipped) and, the status stored, released it.
+	if live, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(context.Background(), j.Name, metav1.GetOptions{}); err == nil &&
+		slices.Contains(live.Finalizers, backfill.Finalizer) {
+		t.Errorf("the uncontrolled Job still holds %v once its Backfill's status covers its time", live.Finalizers)
+	}
+}
+
+// With -shards a Backfill's shard moves away: the Backfill cache drops it
+// before the Job cache drops its Jobs, and a Job event queues it here. The
+// sync runs unheld (no cached Backfill to hold a shard by) and must not
+// release the Jobs of a Backfill that lives on another replica, unrecorded
+// as they may be: the live read says it exists.
+func TestBackfillShardMovedAwayKeepsTheJobs(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	bf := newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1)
+	j := backfillJobAt(at(-5*time.Hour), bf.UID)
+	f := newBackfillFixture(t, now, cj, bf, j)
+	if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(bf); err != nil {
+		t.Fatal(err)
+	}
+	f.c.shards = shard.NewSet(4, testingclock.NewFakeClock(now)) // holds no shard now
+	_, ctx := ktesting.NewTestContext(t)
+	f.c.enqueueController(slim.NewJob(j))
+	for f.c.queue.Len() > 0 {
+		f.c.processNextWorkItem(ctx)
+	}
+	if fin := f.finalizersOf(j.Name); !slices.Contains(fin, backfill.Finalizer) {
+		t.Errorf("the Job of a Backfill on another replica lost its finalizer: %v", fin)
+	}
+	if got := f.createdJobs(); len(got) != 0 {
+		t.Errorf("a replica not holding the Backfill's shard created %v", got)
+	}
+}
+
+var backfillKey = cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}
+
+// kubectl delete backfill bf --cascade=orphan: the garbage collector
+// removes the Backfill's owner reference from its Jobs, then the Backfill
+// goes. A Job still holding backfill-record is then controlled by nothing,
+// and no Backfill will record it: deleted later (its TTL, by hand), its
+// finalizer must go, or it hangs in Terminating. A Job nobody deleted
+// keeps it.
+func TestBackfillOrphanCascadeJobIsReleased(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		label   bool // the Job names its Backfill in its label
+		sharded bool // with -shards, holding no shard: the release runs unheld
+	}{
+		{name: "labelled", label: true},
+		{name: "no label"},
+		{name: "no label, sharded", sharded: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := at(10 * time.Minute)
+			cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+			orphaned := backfillJobAt(at(-5*time.Hour), "bf-uid")
+			if tc.label {
+				orphaned.Labels = map[string]string{cronv1.BackfillLabel: "bf"}
+			}
+			orphaned.OwnerReferences = nil // the garbage collector's orphan step
+			kept := orphaned.DeepCopy()
+			kept.Name, kept.UID = "not-deleted", "not-deleted-uid"
+			orphaned.DeletionTimestamp = &metav1.Time{Time: now} // then its TTL
+			f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1), orphaned, kept)
+			if err := f.client.Tracker().Delete(cronv1.SchemeGroupVersion.WithResource("backfills"), metav1.NamespaceDefault, "bf"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(newBackfill(at(0), at(0), 1)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.sharded {
+				f.c.shards = shard.NewSet(4, testingclock.NewFakeClock(now))
+			}
+			// The Job update event (deletion timestamp set) queues its release.
+			_, ctx := ktesting.NewTestContext(t)
+			f.c.enqueueController(slim.NewJob(orphaned))
+			f.c.enqueueController(slim.NewJob(kept))
+			if f.c.queue.Len() == 0 {
+				t.Fatal("the delete of an uncontrolled Job holding backfill-record queued nothing")
+			}
+			for f.c.queue.Len() > 0 {
+				f.c.processNextWorkItem(ctx)
+			}
+			if fin := f.finalizersOf(orphaned.Name); slices.Contains(fin, backfill.Finalizer) {
+				t.Errorf("the orphaned Job still holds %v after its Backfill is gone", fin)
+			}
+			if fin := f.finalizersOf(kept.Name); !slices.Contains(fin, backfill.Finalizer) {
+				t.Errorf("an orphaned Job nobody deleted lost its finalizer: %v", fin)
+			}
+		})
+	}
+}
+
+// kubectl delete backfill bf --cascade=foreground: the Backfill stays,
+// with a deletionTimestamp, until its Jobs are gone. It must create no
+// Job: each active Job the garbage collector deletes would otherwise count
+// as failed and free a slot for the next time, which the garbage collector
+// deletes in turn, and every remaining time of the range would get a Job
+// (its pods start) while the user is deleting the Backfill.
+func TestBackfillBeingDeletedCreatesNothing(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	bf := newBackfill(at(-5*time.Hour), at(-2*time.Hour), 1)
+	bf.DeletionTimestamp = &metav1.Time{Time: now}
+	bf.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	f := newBackfillFixture(t, now, cj, bf)
+	f.sync()
+	if got := f.createdJobs(); len(got) != 0 {
+		t.Errorf("a Backfill being deleted created %v", got)
+	}
+}
+
+// A sync created the Job of a time and crashed (or lost its status write)
+// before a status recorded it; then the CronJob was deleted with
+// --cascade=orphan, so the Backfill stays, CronJobNotFound. The Job must
+// still be recorded and released: otherwise, once it finishes and its TTL
+// deletes it, it hangs in Terminating while the Backfill lives.
+func TestBackfillWithoutCronJobReleasesAnUnrecordedJob(t *testing.T) {
+	now := at(10 * time.Minute)
+	j := backfillJobAt(at(-5*time.Hour), "bf-uid")
+	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: "True"}}
+	j.DeletionTimestamp = &metav1.Time{Time: now}            // its TTL
+	bf := newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1) // no owner: the CronJob's delete orphaned it
+	f := newBackfillFixture(t, now, nil, bf, j)
+	var st cronv1.BackfillStatus
+	for range 3 {
+		st = f.sync().Status
+	}
+	if fin := f.finalizersOf(j.Name); slices.Contains(fin, backfill.Finalizer) {
+		t.Errorf("the Job of the lost status write still holds %v (status %+v)", fin, st)
+	}
+}
+
+// A sync releases a recorded Job once, even when the Job cache still shows
+// it holding the finalizer: the status write's own echo queues the next
+// sync, usually before the release patches' echoes arrive, and a repeat
+// would cost a failed JSON patch and a live read per Job (the CronJob
+// controller remembers what it released the same way: releasedJobs).
+func TestBackfillReleasesEachJobOnce(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-2*time.Hour), 3))
+	f.sync()
+	for _, name := range f.createdJobs() {
+		finish(t, f, name, batchv1.JobComplete)
+	}
+	f.sync() // counts them, writes the status, releases all three
+	if got := len(f.released()); got != 3 {
+		t.Fatalf("released %d Jobs, want 3", got)
+	}
+	// The status write's echo queues a sync; the Jobs' echoes are not in yet.
+	f.kubeclient.ClearActions()
+	if err := f.c.syncBackfill(context.Background(), backfillKey); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.kubeclient.Actions()); n != 0 {
+		t.Errorf("a sync with nothing new made %d Job API calls (%d release patches)", n, len(f.released()))
+	}
+}
+
+// README's Uninstalling section must remove backfill-record as well as
+// run-record: a Backfill's Job holds backfill-record, and with the
+// controller gone it hangs once deleted just the same.
+func TestReadmeUninstallCoversBackfillRecord(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### Uninstalling")
+	if !ok {
+		t.Fatal("README has no Uninstalling section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	if !strings.Contains(section, backfill.Finalizer) {
+		t.Errorf("the Uninstalling section does not name %s", backfill.Finalizer)
+	}
+}
+
+// The Backfill deleted while a sync creates its Job (after the live read):
+// the status write fails NotFound, and the next sync, from the Backfill's
+// delete event, releases the Job the garbage collector deletes.
+func TestBackfillDeletedWhileCreatingReleasesItsJob(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1))
+	backfills := cronv1.SchemeGroupVersion.WithResource("backfills")
+	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		_ = f.client.Tracker().Delete(backfills, metav1.NamespaceDefault, "bf")
+		return false, nil, nil
+	})
+	if err := f.c.syncBackfill(context.Background(), backfillKey); err == nil {
+		t.Fatal("the status write of a deleted Backfill reported no error")
+	}
+	name := jobName(at(-5 * time.Hour))
+	if fin := f.finalizersOf(name); !slices.Contains(fin, backfill.Finalizer) {
+		t.Fatalf("the created Job holds %v", fin)
+	}
+	// The garbage collector deletes it; the Backfill's delete reaches the cache.
+	live, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.DeletionTimestamp = &metav1.Time{Time: now}
+	if _, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Update(context.Background(), live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cacheJob(t, f.kubeFactory, live)
+	if err := f.cronFactory.Batch().V1().Backfills().Informer().GetIndexer().Delete(newBackfill(at(0), at(0), 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.syncBackfill(context.Background(), backfillKey); err != nil {
+		t.Fatal(err)
+	}
+	if fin := f.finalizersOf(name); slices.Contains(fin, backfill.Finalizer) {
+		t.Errorf("the Job of the deleted Backfill still holds %v", fin)
+	}
+}
+
+// The CronJob controller leaves a Backfill's Job alone. Its event handlers
+// see a Job holding a finalizer, controlled by no CronJob and being
+// deleted; neither the sync of the CronJob's key nor that of the Job's own
+// name may release backfill-record (only the Backfill's stored status
+// may): noteOrphan looks at run-record only.
+func TestCronJobControllerLeavesBackfillJobsAlone(t *testing.T) {
+	now := at(10 * time.Minute)
+	f := newFixture(t, now)
+	f.cronJob = newCronJob(createdAt(at(-6 * time.Hour)))
+	j := backfillJobAt(at(-5*time.Hour), "bf-uid")
+	j.DeletionTimestamp = &metav1.Time{Time: now}
+	f.jobs = []*batchv1.Job{j}
+	_, ctx := ktesting.NewTestContext(t)
+	c, _, _ := f.newController(ctx)
+	s := slim.NewJob(j)
+	c.addJob(s)
+	unowned := j.DeepCopy()
+	unowned.OwnerReferences = nil
+	c.updateJob(s, slim.NewJob(unowned))
+	for _, name := range []string{"cj", j.Name, "bf"} {
+		if _, err := c.syncHandler(ctx, cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range f.kubeclient.Actions() {
+		if a.GetVerb() == "patch" && a.(core.PatchAction).GetName() == j.Name {
+			t.Errorf("the CronJob controller patched the Backfill's Job %s", j.Name)
+		}
+	}
+}
+
+// A Job a Backfill made and that was deleted (ttlSecondsAfterFinished)
+// before the echo of the status write recording it reached the cache: the
+// cached status is stale, and must not make the same time be created
+// again. A sync that creates decides from the Backfill read live.
+func TestBackfillStaleCacheAfterTTLCreatesOnce(t *testing.T) {
+
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	stale := newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1)
+	f := newBackfillFixture(t, now, cj, stale)
+	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}
+	if err := f.c.syncBackfill(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	first := f.createdJobs()
+	if len(first) != 1 {
+		t.Fatalf("first sync created %v", first)
+	}
+	// The Job ran, finished and was deleted by its TTL; the Job cache
+	// saw the delete, the Backfill cache not yet the status write.
+	if err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Delete(context.Background(), first[0], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeclient.ClearActions()
+	_ = f.c.syncBackfill(context.Background(), key) // its status write may conflict; the create is done by then
+	if again := f.createdJobs(); len(again) != 0 {
+		t.Errorf("second sync from the stale Backfill created %v again: the time %v ran twice", again, at(-5*time.Hour))
 	}
 }

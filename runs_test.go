@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,44 +13,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
 // The cases in this file each broke the promise that every due run starts
 // exactly once, in a corner the other tests did not reach. Each failed
 // before its fix.
 
-// inForce says the controller last saw resolved (in zone) as the schedule.
-func inForce(resolved, zone string) func(*cronv1.CronJob) {
-	return func(cj *cronv1.CronJob) {
-		cj.Status.ResolvedSchedule, cj.Status.ResolvedTimeZone = resolved, zone
-		cj.Status.Conditions = append(cj.Status.Conditions, metav1.Condition{
-			Type: cronv1.ConditionScheduleValid, Status: metav1.ConditionTrue, Reason: "Valid",
-			LastTransitionTime: metav1.NewTime(at(-2 * time.Hour)),
-		})
-	}
-}
-
 func inZone(zone string) func(*cronv1.CronJob) {
 	return func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To(zone) }
-}
-
-// created lists the Jobs a fixture's client was asked to create.
-func created(f *fixture) []string {
-	var out []string
-	for _, a := range f.kubeclient.Actions() {
-		if c, ok := a.(core.CreateAction); ok && a.GetResource().Resource == "jobs" {
-			out = append(out, c.GetObject().(metav1.Object).GetName())
-		}
-	}
-	return out
 }
 
 // A schedule edit the controller first sees after a run fell due (a
@@ -103,11 +78,11 @@ func TestEditSeenLateSurvivesAFailedCreate(t *testing.T) {
 	f.cronJob = newCronJob(withSchedule("@hourly"), lastScheduled(at(-time.Hour)), inForce("0 * * * *", "UTC"))
 	c, _, cronFactory := f.newController(ctx)
 	failing := true
-	f.kubeclient.PrependReactor("create", "jobs", func(core.Action) (bool, runtime.Object, error) {
+	failJobCreates(f, func(string) error {
 		if failing {
-			return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
+			return apierrors.NewInternalError(errors.New("etcd is sad"))
 		}
-		return false, nil, nil
+		return nil
 	})
 	key := cache.MetaObjectToName(f.cronJob)
 	if _, err := c.syncHandler(ctx, key); err == nil {
@@ -164,17 +139,12 @@ func TestFixingAScheduleIsNoSurprise(t *testing.T) {
 // on a cache that still shows the deleted Job, does not adopt it back.
 func TestReplaceDoesNotAdoptTheJobItDeleted(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	prev := at(-time.Hour)
-	running9 := newJob(prev, running)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ReplaceConcurrent))
-	f.jobs = []*batchv1.Job{running9}
+	withRunningJob(f, cronv1.ReplaceConcurrent)
+	prev := at(-time.Hour)
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"}) // the status write is deferred
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	syncInABurst(t, ctx, c, key)
 	if got := describe(f.kubeclient.Actions(), true); !slices.Equal(got, []string{"delete jobs default/" + jobName(prev), "create jobs default/" + jobName(topOfHour)}) {
 		t.Fatalf("first sync: %q", got)
 	}
@@ -183,13 +153,7 @@ func TestReplaceDoesNotAdoptTheJobItDeleted(t *testing.T) {
 		c.queue.Done(k)
 	}
 	f.clock.Step(time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
+	w := syncWantStatus(t, ctx, f, c, key)
 	var active []string
 	for _, r := range w.Status.Active {
 		active = append(active, r.Name)
@@ -226,7 +190,7 @@ func TestLastRunStartedWhenTheRunDidNotStart(t *testing.T) {
 			f.jobs = tc.jobs
 			c, _, _ := f.newController(ctx)
 			if tc.createErr != nil {
-				f.kubeclient.PrependReactor("create", "jobs", func(core.Action) (bool, runtime.Object, error) { return true, nil, tc.createErr })
+				failAllJobCreates(f, tc.createErr)
 			}
 			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 				t.Fatal(err)
@@ -241,41 +205,6 @@ func TestLastRunStartedWhenTheRunDidNotStart(t *testing.T) {
 			}
 			if !slices.ContainsFunc(w.Status.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == tc.wantReason && m.Count == 1 }) {
 				t.Errorf("missedRuns = %+v, want one %s", w.Status.MissedRuns, tc.wantReason)
-			}
-		})
-	}
-}
-
-// A run-now whose create keeps failing with a retryable error does not hold
-// back the scheduled run; both are retried until they start.
-func TestFailingRunNowDoesNotBlockTheSchedule(t *testing.T) {
-	for _, createErr := range []error{
-		apierrors.NewInternalError(errors.New("etcd is sad")),
-		apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "x", errors.New("admission webhook said no")),
-	} {
-		t.Run(fmt.Sprint(apierrors.ReasonForError(createErr)), func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t, at(5*time.Second))
-			f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) {
-				cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "now-please"}
-			})
-			c, _, _ := f.newController(ctx)
-			manual := job.ManualName("cj", "cj-uid", "", "now-please", 1)
-			f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-				if a.(core.CreateAction).GetObject().(metav1.Object).GetName() == manual {
-					return true, nil, createErr
-				}
-				return false, nil, nil
-			})
-			_, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob))
-			if err == nil {
-				t.Error("the failed run-now was not reported for a retry")
-			}
-			if got := created(f); !slices.Contains(got, jobName(topOfHour)) {
-				t.Errorf("created %q: the scheduled 10:00 run did not start", got)
-			}
-			if w := f.writtenStatus(); w == nil || w.Status.LastScheduleTime == nil || !w.Status.LastScheduleTime.Time.Equal(topOfHour) || w.Status.LastRunNow != "" {
-				t.Errorf("status %+v, want the 10:00 run recorded and the run-now value still owed", w)
 			}
 		})
 	}
@@ -308,11 +237,9 @@ func TestCatchUpPastATakenName(t *testing.T) {
 // as missed.
 func TestForbidHeldBackRunStartsLater(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	prev := at(-time.Hour)
-	running9 := newJob(prev, running)
 	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent))
-	f.jobs = []*batchv1.Job{running9}
+	withRunningJob(f, cronv1.ForbidConcurrent)
+	prev := at(-time.Hour)
 	c, kubeFactory, cronFactory := f.newController(ctx)
 	syncs(t, ctx, f, c, cronFactory)
 	if got := created(f); len(got) != 0 {
@@ -431,21 +358,14 @@ func TestEditAfterAFailedStatusWriteDecidesMissesAgain(t *testing.T) {
 	f := newFixture(t, at(36*time.Minute))
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), catchUp(cronv1.CatchUpNone, nil))
 	c, _, cronFactory := f.newController(ctx)
-	f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewConflict(cronv1.Resource("cronjobs"), "cj", errors.New("stale"))
-	})
+	stopConflicts := conflictOnStatus(f)
 	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); !apierrors.IsConflict(err) {
-		t.Fatalf("want the conflict, got %v", err)
-	}
+	syncWantConflict(t, ctx, c, key, "sync")
 	if got := created(f); len(got) != 0 {
 		t.Fatalf("under catchUpPolicy None a run 36 minutes late must not start, created %q", got)
 	}
-	edited := f.cronJob.DeepCopy()
-	edited.Generation++
-	edited.Spec.CatchUpPolicy = cronv1.CatchUpLatest
-	cacheCronJob(t, cronFactory, edited)
-	f.client.ReactionChain = f.client.ReactionChain[1:]
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.CatchUpPolicy = cronv1.CatchUpLatest })
+	stopConflicts()
 	f.kubeclient.ClearActions()
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -474,49 +394,6 @@ func TestForbidCatchUpPastATakenName(t *testing.T) {
 	if w == nil || !w.Status.LastScheduleTime.Time.Equal(at(-time.Hour)) ||
 		!slices.ContainsFunc(w.Status.MissedRuns, func(m cronv1.MissedRuns) bool { return m.Reason == "NameTaken" && m.Count == 1 }) {
 		t.Errorf("status %+v, want 09:00 last and the 08:00 run counted as NameTaken", w)
-	}
-}
-
-// A create whose response was lost (the API server applied it, the
-// connection dropped) leaves the run's fate unknown to the controller. The
-// next sync, past the starting deadline and on a cache that has not seen
-// the Job yet, must look before it counts the run as missed: the run
-// started. (Model seed 1795500264.)
-func TestLostCreateResponseIsNoMiss(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(2*time.Second))
-	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), deadline(10))
-	c, _, _ := f.newController(ctx)
-	lose := true
-	f.kubeclient.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
-		if !lose {
-			return false, nil, nil
-		}
-		j := action.(core.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
-		j.UID = types.UID("uid-" + j.Name)
-		j.CreationTimestamp = metav1.NewTime(f.clock.Now())
-		if err := f.kubeclient.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, nil, errors.New("http2: client connection lost")
-	})
-	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); err == nil {
-		t.Fatal("the lost response was not reported")
-	}
-	lose = false
-	f.clock.Step(30 * time.Second)
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := f.writtenStatus()
-	if w == nil {
-		t.Fatal("no status written")
-	}
-	if len(w.Status.MissedRuns) != 0 || w.Status.LastScheduleTime == nil || !w.Status.LastScheduleTime.Time.Equal(topOfHour) ||
-		len(w.Status.Active) != 1 || w.Status.Active[0].Name != jobName(topOfHour) {
-		t.Errorf("status: last %v, active %v, missed %+v; want the 10:00 run started and active, nothing missed",
-			w.Status.LastScheduleTime, w.Status.Active, w.Status.MissedRuns)
 	}
 }
 
@@ -582,5 +459,78 @@ func TestFailedViewKeepsTheDeferredStatus(t *testing.T) {
 	w := f.writtenStatus()
 	if w == nil || w.Status.ScheduleChangeTime == nil || !w.Status.ScheduleChangeTime.Time.Equal(at(-2*time.Minute)) {
 		t.Errorf("written status %+v: want the edit recorded as seen at 09:58", w)
+	}
+}
+
+// Under Forbid with catchUpPolicy All the owed runs are alternatives,
+// oldest first. 07:00 is rejected for good (counted, given way), 08:00
+// fails in a way a retry may mend: nothing later is tried, so no run is
+// skipped for a later one; the retry starts 08:00 and only it.
+func TestForbidCatchUpStopsAtARetryableFailure(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-4*time.Hour)), catchUp(cronv1.CatchUpAll, nil), policy(cronv1.ForbidConcurrent))
+	c, _, cronFactory := f.newController(ctx)
+	failing := true
+	failJobCreates(f, func(name string) error {
+		switch name {
+		case jobName(at(-3 * time.Hour)):
+			return apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", nil)
+		case jobName(at(-2 * time.Hour)):
+			if failing {
+				return apierrors.NewInternalError(errors.New("etcd is sad"))
+			}
+		}
+		return nil
+	})
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the retryable failure was not reported")
+	}
+	if got, want := created(f), []string{jobName(at(-3 * time.Hour)), jobName(at(-2 * time.Hour))}; !slices.Equal(got, want) {
+		t.Fatalf("sync 1 tried %q, want %q", got, want)
+	}
+	w := f.writtenStatus()
+	if w == nil || missedCount(w.Status, cronv1.MissedJobRejected) != 1 || len(w.Status.MissedRuns) != 1 {
+		t.Fatalf("sync 1 status %+v, want 07:00 counted JobRejected, nothing else", w)
+	}
+	cacheCronJob(t, cronFactory, w)
+	failing = false
+	f.kubeclient.ClearActions()
+	f.clock.Step(10 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := created(f), []string{jobName(at(-2 * time.Hour))}; !slices.Equal(got, want) {
+		t.Errorf("sync 2 created %q, want %q", got, want)
+	}
+}
+
+// A template the Job API rejects under Forbid + catchUpPolicy All with
+// catchUpLimit 100 makes 100 create calls in one sync (as Allow does);
+// each run is counted once, and the next sync makes no call.
+func TestForbidRejectedTemplateCountsEachRunOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-100*time.Hour)), catchUp(cronv1.CatchUpAll, ptr.To[int32](100)), policy(cronv1.ForbidConcurrent))
+	c, _, cronFactory := f.newController(ctx)
+	failAllJobCreates(f, apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", nil))
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sync 1 made %d create calls", len(created(f)))
+	w := f.writtenStatus()
+	if w == nil || missedCount(w.Status, cronv1.MissedJobRejected) != 100 {
+		t.Fatalf("status %+v, want 100 JobRejected", w)
+	}
+	cacheCronJob(t, cronFactory, w)
+	f.kubeclient.ClearActions()
+	f.clock.Step(10 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("sync 2 tried %d creates again", len(got))
 	}
 }

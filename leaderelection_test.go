@@ -1,5 +1,9 @@
 package main
 
+// Tests of leader election (runAsLeader, the lease flags): the Lease is
+// released only after the work stops, and a sync's grace ends before a
+// standby may lead.
+
 import (
 	"context"
 	"errors"
@@ -13,12 +17,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// When the leader's renewals fail, the work stops before anything gives
-// the Lease up: client-go's ReleaseOnCancel would release it before it
-// ends the work's context, and the next leader could lead while this
-// replica's syncs still run (review 2, branch rev2). Now the Lease is not
-// released on loss at all (the standby waits out the lease duration), and
-// the process reports the loss.
+// When the leader's renewals fail, nothing gives the Lease up before the
+// work stops: client-go's ReleaseOnCancel would release it before it ends
+// the work's context, and the next leader could lead while this replica's
+// syncs still run. The Lease is not released on loss at all (the standby
+// waits out the lease duration), and the process reports the loss.
 func TestLeaseNotReleasedBeforeWorkersStop(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	var failRenew atomic.Bool
@@ -40,7 +43,7 @@ func TestLeaseNotReleasedBeforeWorkersStop(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "probe",
+	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "leader-test",
 		leaseDuration: 1500 * time.Millisecond, renewDeadline: 600 * time.Millisecond, retryPeriod: 100 * time.Millisecond}
 	errc := make(chan error, 1)
 	go func() {
@@ -82,7 +85,7 @@ func TestLeaseReleasedOnShutdownAfterTheWork(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "probe",
+	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "leader-test",
 		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second}
 	ctx, shutdown := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

@@ -1,0 +1,345 @@
+package main
+
+// Tests of sharded.go (-shards): a replica syncs a CronJob only while it
+// holds its shard, keeps no decision across a shard move, and runs the
+// same controllers as the unsharded one.
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
+)
+
+const replicaShards = 4
+
+// shardHoldingReplica is replica A at 10:00:01, holding the shard (i of set) of
+// an hourly CronJob that keeps no history.
+func shardHoldingReplica(t *testing.T) (context.Context, *fixture, *Controller, informers.SharedInformerFactory, *shard.Set, int, cache.ObjectName) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(func(cj *cronv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
+		cj.ResourceVersion = "1"
+	})
+	c, _, cronFactory := f.newController(ctx)
+	set := shard.NewSet(replicaShards, f.clock)
+	i := shard.OfUID(f.cronJob.UID, replicaShards)
+	set.Acquire(i, f.clock.Now().Add(15*time.Second))
+	c.shards = set
+	return ctx, f, c, cronFactory, set, i, cache.MetaObjectToName(f.cronJob)
+}
+
+// recordedByOtherReplica is the status another replica (B) leaves after holding the
+// shard from 10:00 to 14:30: it recorded A's 10:00 Job and ran 11:00 to
+// 14:00, each Job since finished and pruned (history limit 0).
+func recordedByOtherReplica(t *testing.T, ctx context.Context, f *fixture, cronFactory informers.SharedInformerFactory) {
+	t.Helper()
+	cj, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cj.ResourceVersion = "500"
+	cj.Status = cronv1.CronJobStatus{
+		LastScheduleTime:   &metav1.Time{Time: at(4 * time.Hour)},
+		LastSuccessfulTime: &metav1.Time{Time: at(4*time.Hour + 5*time.Minute)},
+		ObservedGeneration: cj.Generation,
+	}
+	inForce("0 * * * *", "UTC")(cj)
+	if _, err := f.client.BatchV1().CronJobs("default").UpdateStatus(ctx, cj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cacheCronJob(t, cronFactory, cj)
+	// The Jobs are gone from the API server (pruned by B).
+	_ = f.kubeclient.BatchV1().Jobs("default").Delete(ctx, jobName(topOfHour), metav1.DeleteOptions{})
+}
+
+// A status deferred by replica A, whose shard then moves to replica B
+// before the deferred write. B records the runs and goes on; when the
+// shard comes back hours later, A's first sync must not take its old
+// status as the starting point (same UID, same generation) and start again
+// the 14:00 run B started: a kept decision carries the hold of its shard
+// (deferredStatus.hold, Controller.current). Two ways to be left deferred:
+// a burst (the write waits behind the queue, and the queued sync finds the
+// shard gone), and a write cut by the hold's lapse (the lease fence).
+func TestDeferredStatusDoesNotOutliveAShardMove(t *testing.T) {
+	for _, trigger := range []string{"burst", "write cut by the lapse"} {
+		t.Run(trigger, func(t *testing.T) {
+			ctx, f, c, cronFactory, set, i, key := shardHoldingReplica(t)
+
+			c.queue.Add(key)
+			if trigger == "burst" {
+				c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+			} else {
+				cut := true
+				f.client.PrependReactor("update", "cronjobs", func(core.Action) (bool, runtime.Object, error) {
+					if !cut {
+						return false, nil, nil
+					}
+					cut = false
+					f.clock.Step(20 * time.Second) // the hold lapses mid-write
+					return true, nil, context.Canceled
+				})
+			}
+			// 10:00:01: the 10:00 run starts; its status is not written.
+			c.processNextWorkItem(ctx)
+			if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
+				t.Fatalf("created %q, want the 10:00 run", got)
+			}
+			for _, a := range f.client.Actions() {
+				if a.GetSubresource() == "status" && trigger == "burst" {
+					t.Fatal("status written at once; the case tests nothing")
+				}
+			}
+			// The shard moves to B before the deferred write.
+			set.Lose(i)
+			if trigger == "burst" {
+				c.processNextWorkItem(ctx) // other: gone
+				c.processNextWorkItem(ctx) // cj: not held, dropped
+			}
+
+			// 14:30: B has recorded everything; the shard comes back.
+			f.clock.SetTime(at(4*time.Hour + 30*time.Minute))
+			recordedByOtherReplica(t, ctx, f, cronFactory)
+			f.kubeclient.ClearActions()
+			f.client.ClearActions()
+			set.Acquire(i, f.clock.Now().Add(15*time.Second))
+			c.queue.Add(key)
+			c.processNextWorkItem(ctx)
+
+			if got := created(f); len(got) > 0 {
+				t.Errorf("after the shard came back A created %q: the 14:00 run (B's status says it ran) started twice", got)
+			}
+			if w := f.writtenStatus(); w != nil && (w.Status.LastScheduleTime == nil || w.Status.LastScheduleTime.Time.Before(at(4*time.Hour))) {
+				t.Errorf("A wrote lastScheduleTime %v over B's 14:00", w.Status.LastScheduleTime)
+			}
+		})
+	}
+}
+
+// The same stale status, at the shutdown flush: the shard came back and
+// the replica stops before syncing the CronJob. flushDeferred must not
+// write A's 10:00 decision wholesale over B's newer status (it is no
+// longer the newest decision, and A held no shard for it between), or the
+// next holder finds lastScheduleTime 10:00 and no Jobs, and starts 14:00
+// again.
+func TestShutdownFlushWritesNoStaleDeferredStatus(t *testing.T) {
+	ctx, f, c, cronFactory, set, i, key := shardHoldingReplica(t)
+	c.queue.Add(key)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	c.processNextWorkItem(ctx)
+	if f.writtenStatus() != nil {
+		t.Fatal("status written at once; the case tests nothing")
+	}
+	set.Lose(i)
+	c.processNextWorkItem(ctx)
+	c.processNextWorkItem(ctx)
+
+	f.clock.SetTime(at(4*time.Hour + 30*time.Minute))
+	recordedByOtherReplica(t, ctx, f, cronFactory)
+	f.client.ClearActions()
+	set.Acquire(i, f.clock.Now().Add(15*time.Second))
+	// Like the API server, a write returns a newer resource version.
+	f.client.PrependReactor("update", "cronjobs", func(a core.Action) (bool, runtime.Object, error) {
+		cj := a.(core.UpdateAction).GetObject().(*cronv1.CronJob).DeepCopy()
+		cj.ResourceVersion = "501"
+		return true, cj, nil
+	})
+	c.flushDeferred(ctx) // shutdown before the CronJob's first sync
+
+	if w := f.writtenStatus(); w != nil && (w.Status.LastScheduleTime == nil || w.Status.LastScheduleTime.Time.Before(at(4*time.Hour))) {
+		t.Errorf("the shutdown flush wrote lastScheduleTime %v, active %v over B's 14:00: the next holder starts 14:00 again",
+			w.Status.LastScheduleTime, w.Status.Active)
+	}
+	// The next holder (here A again, its deferred map drained) decides from
+	// what the flush left.
+	f.kubeclient.ClearActions()
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) > 0 {
+		t.Errorf("the sync after the flush created %q: the 14:00 run started twice", got)
+	}
+}
+
+// calledIn reports the names of the functions called inside the body of
+// the top-level function fn of main.go.
+func calledIn(t *testing.T, fn string) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := map[string]bool{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Name.Name != fn {
+			continue
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if id, ok := c.Fun.(*ast.Ident); ok {
+					called[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	if len(called) == 0 {
+		t.Fatalf("no function %s in main.go", fn)
+	}
+	return called
+}
+
+// With -shards the controller must read Calendars as the unsharded one
+// does: without WithCalendars, calendarsOf finds none, so every CronJob
+// naming a Calendar would have every due run held (CalendarNotFound) and
+// counted missed, never started.
+func TestShardedControllerReadsCalendars(t *testing.T) {
+	if !calledIn(t, "run")["WithCalendars"] || !calledIn(t, "runShardedController")["WithCalendars"] {
+		t.Error("both the unsharded controller (run) and runShardedController must call WithCalendars")
+	}
+}
+
+// Backfills need their controller under -shards too.
+func TestShardedRunsBackfills(t *testing.T) {
+	if !calledIn(t, "runShardedController")["NewBackfillController"] {
+		t.Error("runShardedController does not start the Backfill controller")
+	}
+}
+
+// A sharded replica syncs a CronJob only while it holds the CronJob's
+// shard: not another replica's shard, and not its own once the hold lapsed
+// unrenewed (when another replica may take the shard).
+func TestShardedSyncHoldsTheShard(t *testing.T) {
+	const shards = 4
+	for _, tc := range []struct {
+		name       string
+		hold       bool
+		lapse      bool
+		wantJobs   int
+		wantQueued int
+	}{
+		{name: "held", hold: true, wantJobs: 1, wantQueued: 1},
+		{name: "another replica's", hold: false, wantJobs: 0},
+		{name: "held but lapsed", hold: true, lapse: true, wantJobs: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			cj := newCronJob()
+			f := newFixture(t, at(time.Second))
+			f.cronJob = cj
+			set := shard.NewSet(shards, f.clock)
+			if tc.hold {
+				set.Acquire(shard.OfUID(cj.UID, shards), f.clock.Now().Add(2*time.Second))
+			}
+			c, _, _ := f.newController(ctx)
+			c.shards = set
+			if tc.lapse {
+				f.clock.Step(2 * time.Second)
+			}
+			c.queue.Add(cache.MetaObjectToName(cj))
+			c.processNextWorkItem(ctx)
+			jobs, err := f.kubeclient.BatchV1().Jobs(cj.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs.Items) != tc.wantJobs {
+				t.Errorf("%d Jobs created, want %d", len(jobs.Items), tc.wantJobs)
+			}
+			// Held: queued again for its next run; not held: dropped.
+			if got := c.queue.Len(); got > tc.wantQueued {
+				t.Errorf("queue holds %d, want at most %d", got, tc.wantQueued)
+			}
+		})
+	}
+}
+
+// A CronJob whose shard left the replica leaves its cache as deleted; that
+// is no deletion: its Jobs are not noted as orphans, nothing is queued.
+func TestShardLeavingIsNoDelete(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	cj := newCronJob()
+	f := newFixture(t, at(time.Second))
+	f.cronJob = cj
+	c, _, _ := f.newController(ctx)
+	c.shards = shard.NewSet(4, f.clock) // holds nothing
+	c.deleteCronJob(cj)
+	if c.queue.Len() != 0 {
+		t.Errorf("a CronJob whose shard left was queued as deleted")
+	}
+}
+
+func TestValidateSharding(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		o       options
+		wantErr bool
+	}{
+		{"off", options{}, false},
+		{"on", options{shards: 32, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second}, false},
+		{"negative", options{shards: -1}, true},
+		{"with leader election", options{shards: 32, leaderElect: true, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second}, true},
+		{"renew deadline not shorter than the lease", options{shards: 32, leaseDuration: 10 * time.Second, renewDeadline: 10 * time.Second}, true},
+	} {
+		if err := validateLeaseFlags(tc.o); (err != nil) != tc.wantErr {
+			t.Errorf("%s: validateLeaseFlags = %v, want error %v", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
+// A CronJob of a shard just acquired, whose caches are still filling, is
+// tried again soon, at a fixed short delay however often it found the
+// shard not ready: not through the error rate limiter, whose backoff grew
+// with each try and whose overall bucket, shared by every CronJob of the
+// new shards, held them for seconds. A 300-CronJob run every 5 s lost runs
+// when a replica joined: the shards moved at once, their CronJobs synced
+// three seconds later (TestShardedReplicas, docs/sharding.md).
+func TestShardNotReadyRetriesSoon(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	cj := newCronJob()
+	f := newFixture(t, at(time.Second))
+	f.cronJob = cj
+	set := shard.NewSet(4, f.clock)
+	// A filter that never lists: the shard's caches never fill.
+	shard.NewFilter(set, &batchv1.Job{},
+		func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &batchv1.JobList{}, nil },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil }, "")
+	set.Acquire(shard.OfUID(cj.UID, 4), f.clock.Now().Add(time.Hour))
+	set.Commit()
+	c, _, _ := f.newController(ctx)
+	c.shards = set
+	spy := &requeueSpy{TypedRateLimitingInterface: c.queue}
+	c.queue = spy
+	key := cache.MetaObjectToName(cj)
+	for try := range 20 {
+		spy.Add(key)
+		c.processNextWorkItem(ctx)
+		if spy.rateLimited != 0 {
+			t.Fatalf("try %d: queued again through the rate limiter", try)
+		}
+		if len(spy.after) != try+1 || spy.after[try] > shardNotReadyRetry {
+			t.Fatalf("try %d: queued again after %v, want at most %v", try, spy.after, shardNotReadyRetry)
+		}
+	}
+	if n := spy.NumRequeues(key); n != 0 {
+		t.Errorf("the key counts %d failures, want none: a shard filling is no failure", n)
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+// Tests of the API writes a firing costs, as the README and docs state
+// them.
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// The README's claim: three writes per firing (create, status, release),
+// also when the status write is deferred behind a busy queue.
+func TestThreeWritesPerFiringWhenTheStatusIsDeferred(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	other := cache.ObjectName{Namespace: "default", Name: "other"}
+	c.queue.Add(other) // something waits: the write is deferred
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	// the informers catch up with the created Job
+	for _, a := range f.kubeclient.Actions() {
+		_ = a
+	}
+	if j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, jobName(topOfHour), metav1.GetOptions{}); err == nil {
+		cacheJob(t, kubeFactory, j)
+	}
+	_ = cronFactory
+	for c.queue.Len() > 0 {
+		k, _ := c.queue.Get()
+		c.queue.Done(k)
+		c.queue.Forget(k)
+	}
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	got := describe(append(f.kubeclient.Actions(), f.client.Actions()...), true)
+	if len(got) != 3 {
+		t.Errorf("writes %q, want 3 (create, release, status)", got)
+	}
+}
+
+// README/docs: "Per firing, three API writes: the Job create, the status
+// write, and the finalizer release". Counted over a firing's whole life,
+// the Job's completion makes a fourth, a second status write (as the
+// built-in controller does, whose firing costs three): four writes, as
+// documented.
+func TestFourWritesOverAFiringsLife(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, jobName(topOfHour), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := newJob(topOfHour, succeeded)
+	j.Status = done.Status
+	j.ResourceVersion = "7"
+	cacheJob(t, kubeFactory, j)
+	if w := f.writtenStatus(); w != nil {
+		w = w.DeepCopy()
+		w.ResourceVersion = "8"
+		cacheCronJob(t, cronFactory, w)
+	}
+	f.clock.Step(10 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	got := describe(append(f.kubeclient.Actions(), f.client.Actions()...), true)
+	t.Logf("writes over the firing: %q", got)
+	// The start costs three (create, release, status); the completion's
+	// status write, which the built-in makes too, is the fourth.
+	if len(got) != 4 {
+		t.Errorf("%d writes over a firing's life, documented as 4: %q", len(got), got)
+	}
+}
