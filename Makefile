@@ -88,13 +88,17 @@ model:
 cluster-binaries:
 	go run ./hack/localcluster build
 
+# make run's log verbosity: at 2 the terminal shows one line per Job created,
+# per Job finished and per run missed (docs/metrics.md, Logs). ARGS=-v=N overrides it.
+RUN_V ?= 2
+
 ## run: the controller against $$KUBECONFIG, or on the embedded control plane.
 run: build
 	@if [ -n "$${KUBECONFIG:-}" ]; then \
-	  exec $(OUTPUT_BIN)/cronjob-controller -kubeconfig "$${KUBECONFIG}" $(ARGS); \
+	  exec $(OUTPUT_BIN)/cronjob-controller -kubeconfig "$${KUBECONFIG}" -v=$(RUN_V) $(ARGS); \
 	else \
 	  go build -o $(OUTPUT_BIN)/localcluster ./hack/localcluster && \
-	  exec $(OUTPUT_BIN)/localcluster run -- $(OUTPUT_BIN)/cronjob-controller $(ARGS); \
+	  exec $(OUTPUT_BIN)/localcluster run -- $(OUTPUT_BIN)/cronjob-controller -v=$(RUN_V) $(ARGS); \
 	fi
 
 ## codegen: regenerate clientset, listers, informers and deepcopy.

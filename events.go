@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -252,4 +253,38 @@ func (p *pacer) wait(ctx context.Context) error {
 // held in a burst (flushed when the workers stop), still record theirs.
 func newEventBroadcaster(ctx context.Context) record.EventBroadcaster {
 	return record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+}
+
+// followedEventVerbosity is the -v at which the Events a user follows a
+// CronJob by are logged, one line each: a Job finished, a run missed.
+// make run passes it, so its terminal shows a CronJob's life. A Job created
+// is logged at this -v by the create itself ("Created Job"), so its Event,
+// as every other, is logged at eventLogVerbosity.
+const followedEventVerbosity = 2
+
+// followedEventReasons are the Events logged at followedEventVerbosity.
+var followedEventReasons = map[string]bool{
+	planner.ReasonSawCompletedJob:    true,
+	planner.ReasonMissSchedule:       true,
+	planner.ReasonTooManyMissedTimes: true,
+	planner.ReasonRunExcluded:        true,
+	planner.ReasonRunHeld:            true,
+}
+
+// startEventLogging logs each Event the broadcaster records, as
+// StartStructuredLogging does, at followedEventVerbosity for the
+// followedEventReasons and at eventLogVerbosity for the others.
+func startEventLogging(b record.EventBroadcaster, logger klog.Logger) watch.Interface {
+	return b.StartEventWatcher(func(e *corev1.Event) { logEvent(logger, e) })
+}
+
+func logEvent(logger klog.Logger, e *corev1.Event) {
+	v := eventLogVerbosity
+	if followedEventReasons[e.Reason] {
+		v = followedEventVerbosity
+	}
+	if l := logger.V(v); l.Enabled() {
+		l.Info("Event occurred", "object", klog.KRef(e.InvolvedObject.Namespace, e.InvolvedObject.Name),
+			"kind", e.InvolvedObject.Kind, "type", e.Type, "reason", e.Reason, "message", e.Message)
+	}
 }

@@ -181,7 +181,7 @@ func run(ctx context.Context, o options) error {
 	}
 	broadcaster := newEventBroadcaster(ctx)
 	defer broadcaster.Shutdown()
-	broadcaster.StartStructuredLogging(eventLogVerbosity)
+	startEventLogging(broadcaster, klog.FromContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 

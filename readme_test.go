@@ -13,22 +13,34 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 )
 
-// The README's claims that name code: metric label values, Event reasons and
-// the tests cited as proof. Docs that drift from the code are defects.
+// The claims of README.md and docs/*.md that name code: metric label values
+// and Event reasons (docs/metrics.md) and the tests cited as proof. Docs that
+// drift from the code are defects.
 func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
-	readme := string(b)
+	docs := map[string]string{"README.md": read("README.md")}
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	for _, p := range pages {
+		docs[p] = read(p)
+	}
+	metricsPage := docs["docs/metrics.md"]
 	ticked := regexp.MustCompile("`([A-Za-z]+)`")
 	line := func(marker string) string {
-		for l := range strings.SplitSeq(readme, "\n") {
+		for l := range strings.SplitSeq(metricsPage, "\n") {
 			if strings.Contains(l, marker) {
 				return l
 			}
 		}
-		t.Fatalf("README has no line with %q", marker)
+		t.Fatalf("docs/metrics.md has no line with %q", marker)
 		return ""
 	}
 	words := func(s string) []string {
@@ -44,7 +56,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved}
 	slices.Sort(missed)
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
-		t.Errorf("README's missed-run reasons %q, the code's %q", got, missed)
+		t.Errorf("docs/metrics.md's missed-run reasons %q, the code's %q", got, missed)
 	}
 
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
@@ -52,12 +64,12 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
 		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired}
 	slices.Sort(events)
-	i := strings.Index(readme, "through its Events:")
+	i := strings.Index(metricsPage, "through its Events:")
 	if i < 0 {
-		t.Fatal("README lists no Event reasons")
+		t.Fatal("docs/metrics.md lists no Event reasons")
 	}
-	if got := words(readme[i : i+strings.Index(readme[i:], ".\n")]); !slices.Equal(got, events) {
-		t.Errorf("README's Event reasons %q, the code's %q", got, events)
+	if got := words(metricsPage[i : i+strings.Index(metricsPage[i:], ".\n")]); !slices.Equal(got, events) {
+		t.Errorf("docs/metrics.md's Event reasons %q, the code's %q", got, events)
 	}
 
 	tests := map[string]bool{}
@@ -80,9 +92,12 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z]\\w*)`").FindAllStringSubmatch(readme, -1) {
-		if !tests[m[1]] {
-			t.Errorf("README cites %s, which no test file declares", m[1])
+	cited := regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z]\\w*)")
+	for path, text := range docs {
+		for _, m := range cited.FindAllStringSubmatch(text, -1) {
+			if !tests[m[1]] {
+				t.Errorf("%s cites %s, which no test file declares", path, m[1])
+			}
 		}
 	}
 }
