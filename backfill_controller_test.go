@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -597,24 +595,6 @@ func TestBackfillReleasesEachJobOnce(t *testing.T) {
 	}
 	if n := len(f.kubeclient.Actions()); n != 0 {
 		t.Errorf("a sync with nothing new made %d Job API calls (%d release patches)", n, len(f.released()))
-	}
-}
-
-// README's Uninstalling section must remove backfill-record as well as
-// run-record: a Backfill's Job holds backfill-record, and with the
-// controller gone it hangs once deleted just the same.
-func TestReadmeUninstallCoversBackfillRecord(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "### Uninstalling")
-	if !ok {
-		t.Fatal("README has no Uninstalling section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	if !strings.Contains(section, backfill.Finalizer) {
-		t.Errorf("the Uninstalling section does not name %s", backfill.Finalizer)
 	}
 }
 

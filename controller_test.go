@@ -848,7 +848,7 @@ func TestStatusWriteConflictIsRetried(t *testing.T) {
 // from its end: a sync slowed by its own requests (client-go waits out a
 // 429's Retry-After inside the call) must not push the next run's wake-up
 // back by its own duration. Found by TestSurvivesLostCreateAnswers
-// (pkg/e2e): a status write throttled twice held a sync 6 s, the next run of
+// (test/e2e): a status write throttled twice held a sync 6 s, the next run of
 // an @every 5s schedule woke 6 s late, and the newer run superseded it.
 func TestSlowSyncWakesOnTime(t *testing.T) {
 	for _, tc := range []struct {

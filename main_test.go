@@ -43,7 +43,7 @@ func TestGCPercent(t *testing.T) {
 // 10,000 CronJobs (a create, a status write and a release each) passes
 // without waiting on the client, and what paces a burst is the API server,
 // whose priority and fairness answers 429 with Retry-After (see
-// TestSurvivesThrottleStorm in pkg/e2e).
+// TestSurvivesThrottleStorm in test/e2e).
 func TestDefaultClientLimitsDoNotPaceAFiring(t *testing.T) {
 	limiter := flowcontrol.NewTokenBucketRateLimiterWithClock(float32(defaultKubeAPIQPS), defaultKubeAPIBurst, testingclock.NewFakeClock(time.Unix(0, 0)))
 	for i := range 3 * 10000 {

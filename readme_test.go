@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 )
 
@@ -98,6 +100,26 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 			if !tests[m[1]] {
 				t.Errorf("%s cites %s, which no test file declares", path, m[1])
 			}
+		}
+	}
+}
+
+// The docs' Uninstalling section must remove backfill-record as well as
+// run-record: a Backfill's Job holds backfill-record, and with the
+// controller gone it hangs once deleted just the same.
+func TestUninstallDocsCoverBackfillRecord(t *testing.T) {
+	page, err := os.ReadFile("docs/deploying.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(page), "## Uninstalling")
+	if !ok {
+		t.Fatal("docs/deploying.md has no Uninstalling section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, f := range []string{job.RunRecordFinalizer, backfill.Finalizer} {
+		if !strings.Contains(section, f) {
+			t.Errorf("the Uninstalling section does not name %s", f)
 		}
 	}
 }

@@ -322,9 +322,9 @@ func (m *Manager) free(l *coordinationv1.Lease, now time.Time) bool {
 // lease duration yet (free), and would count a replica dead long ago as a
 // member, take too small a share, and leave unheld the shards the others
 // release to make room for it. A Lease seen written is live, however far
-// its writer's clock is from ours (review 8: comparing the clocks alone
-// left a joiner without its share, or made the count flap, when they
-// disagreed by about two lease durations). Taking a Lease still waits for
+// its writer's clock is from ours: comparing the clocks alone would leave
+// a joiner without its share, or make the count flap, when they disagree
+// by about two lease durations. Taking a Lease still waits for
 // it to be free as this replica has seen it.
 func (m *Manager) lapsedLongAgo(l *coordinationv1.Lease, now time.Time) bool {
 	if l.Spec.RenewTime == nil {
