@@ -598,6 +598,10 @@ func (c *BackfillController) create(ctx context.Context, create backfill.Create,
 		}
 		plan.Exists(create, slim.NewJob(live))
 		return nil
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// The template is at fault: no retry can help.
+		plan.Rejected(create, err)
+		return nil
 	default:
 		plan.CreateFailed(create, err)
 		return fmt.Errorf("creating job %s: %w", create.Job.Name, err)

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
@@ -699,5 +701,28 @@ func TestBackfillStaleCacheAfterTTLCreatesOnce(t *testing.T) {
 	_ = f.c.syncBackfill(context.Background(), key) // its status write may conflict; the create is done by then
 	if again := f.createdJobs(); len(again) != 0 {
 		t.Errorf("second sync from the stale Backfill created %v again: the time %v ran twice", again, at(-5*time.Hour))
+	}
+}
+
+// A Job the API server refuses as invalid (a template it rejects, a label
+// it cannot hold) is not created again and again: the sync ends without an
+// error to retry, the time is skipped and counted, JobTemplateValid=False
+// says why, and the next sync creates nothing for it.
+func TestBackfillRejectedJobIsNotRetried(t *testing.T) {
+	now := at(10 * time.Minute)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	f := newBackfillFixture(t, now, cj, newBackfill(at(-5*time.Hour), at(-4*time.Hour), 1))
+	f.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "x", field.ErrorList{field.Invalid(field.NewPath("metadata", "labels"), "x", "too long")})
+	})
+	bf := f.sync()
+	if c := meta.FindStatusCondition(bf.Status.Conditions, cronv1.ConditionJobTemplateValid); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("JobTemplateValid = %+v, want False", c)
+	}
+	if bf.Status.Skipped != 1 || bf.Status.Created != 0 || !meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete) {
+		t.Errorf("status %+v, want the one time skipped and the Backfill complete", bf.Status)
+	}
+	if f.sync(); len(f.createdJobs()) != 0 {
+		t.Errorf("the next sync tried again: %v", f.createdJobs())
 	}
 }

@@ -39,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -52,6 +53,7 @@ const (
 	ReasonSuccessfulCreate  = "SuccessfulCreate"
 	ReasonJobExists         = "JobExists"
 	ReasonFailedCreate      = "FailedCreate"
+	ReasonJobRejected       = "JobRejected"
 	ReasonCompleted         = "Completed"
 	ReasonCronJobNotFound   = "CronJobNotFound"
 	ReasonInvalidSchedule   = "InvalidSchedule"
@@ -341,7 +343,9 @@ func (p *Plan) newJob(cj *cronv1.CronJob, sched *schedule.Schedule, t time.Time)
 	if j.Labels == nil {
 		j.Labels = map[string]string{}
 	}
-	j.Labels[cronv1.BackfillLabel] = p.bf.Name
+	if len(validation.IsValidLabelValue(p.bf.Name)) == 0 {
+		j.Labels[cronv1.BackfillLabel] = p.bf.Name
+	}
 	return j
 }
 
@@ -372,6 +376,9 @@ func (p *Plan) Created(c Create, j metav1.Object) {
 	p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
 	p.Status.Active = append(p.Status.Active, job.Ref(j))
 	p.event(corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s for %s", j.GetName(), formatTime(c.Time))
+	if meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionJobTemplateValid) != nil {
+		p.templateValid(metav1.ConditionTrue, ReasonSuccessfulCreate, "")
+	}
 	p.conclude(nil)
 }
 
@@ -386,6 +393,28 @@ func (p *Plan) Exists(c Create, j Job) {
 		p.exists(c.Time, j, ours(j, p.bf))
 	}
 	p.conclude(nil)
+}
+
+// Rejected reports c's Job refused by the API server as invalid. A retry
+// meets the same answer, and only a new spec can mend it: the time is
+// skipped and counted, as a CronJob counts a rejected run, and the
+// JobTemplateValid condition says why.
+func (p *Plan) Rejected(c Create, err error) {
+	st := &p.Status
+	st.LastHandledTime = &metav1.Time{Time: c.Time}
+	st.Skipped++
+	msg := planner.Bound(err.Error())
+	p.event(corev1.EventTypeWarning, ReasonFailedCreate, "Skipped %s: job %s was rejected: %s", formatTime(c.Time), c.Job.Name, msg)
+	p.templateValid(metav1.ConditionFalse, ReasonJobRejected, msg)
+	p.conclude(nil)
+}
+
+// templateValid sets the JobTemplateValid condition.
+func (p *Plan) templateValid(status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+		Type: cronv1.ConditionJobTemplateValid, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: p.bf.Generation, LastTransitionTime: metav1.NewTime(p.now),
+	})
 }
 
 // CreateFailed reports c's create failed; later creates are not made.

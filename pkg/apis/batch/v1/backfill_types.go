@@ -9,7 +9,9 @@ import (
 const (
 	// BackfillLabel, on a Job a Backfill created, is the Backfill's name, so
 	// `kubectl get jobs -l batch.tutorial.kubebuilder.io/backfill=NAME`
-	// lists them.
+	// lists them. The API server refuses a Backfill name longer than a
+	// label value may be (63); the Jobs of one stored before that rule
+	// carry no such label.
 	BackfillLabel = "batch.tutorial.kubebuilder.io/backfill"
 
 	// ConditionBackfillComplete is True once every time of the range has a
@@ -124,6 +126,7 @@ type BackfillStatus struct {
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
 // +kubebuilder:printcolumn:name="Complete",type=string,JSONPath=`.status.conditions[?(@.type=="Complete")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",fieldPath=".metadata.name",message="must be no more than 63 characters: every Job the Backfill creates carries its name as a label value"
 type Backfill struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
