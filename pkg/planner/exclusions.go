@@ -132,8 +132,8 @@ func parseCalendar(cal *cronv1.Calendar) (calendar, error) {
 	for i, r := range cal.Spec.Ranges {
 		var s span
 		var err error
-		if s.startDay, s.start, err = bound(string(r.Start), loc); err == nil {
-			s.endDay, s.end, err = bound(string(r.End), loc)
+		if s.startDay, s.start, err = bound(string(r.Start), loc, false); err == nil {
+			s.endDay, s.end, err = bound(string(r.End), loc, true)
 		}
 		if err != nil {
 			return calendar{}, fmt.Errorf("range %d: %w", i, err)
@@ -144,13 +144,20 @@ func parseCalendar(cal *cronv1.Calendar) (calendar, error) {
 }
 
 // bound reads a range's start or end: a day, or a wall-clock time in loc.
-func bound(v string, loc *time.Location) (day string, at time.Time, err error) {
+// A range is a wall-clock window: a time the clock shows twice is the first
+// occurrence for a start and the last for an end (the window holds both),
+// and a time it skips is the instant of the change.
+func bound(v string, loc *time.Location, end bool) (day string, at time.Time, err error) {
 	if _, err := time.ParseInLocation(dayLayout, v, loc); err == nil {
 		return v, time.Time{}, nil
 	}
 	for _, layout := range []string{minuteLayout, secondsLayout} {
-		if at, err := time.ParseInLocation(layout, v, loc); err == nil {
-			return "", at, nil
+		if wall, err := time.Parse(layout, v); err == nil {
+			first, last := schedule.WallOccurrences(wall, loc)
+			if end {
+				return "", last, nil
+			}
+			return "", first, nil
 		}
 	}
 	return "", time.Time{}, fmt.Errorf("%s is neither a day YYYY-MM-DD nor a time YYYY-MM-DDTHH:MM[:SS]", quote(v))

@@ -364,3 +364,55 @@ func TestCalendarEditAfterDueTimeKeepsTheRun(t *testing.T) {
 		t.Errorf("creates %q, want the run of 10:00 (due before the edit); missed %v", got, missedOf(p.Status))
 	}
 }
+
+// A Calendar range is a wall-clock window in its zone: a start the clock
+// shows twice (autumn) is its first occurrence, an end shown twice its last,
+// and a bound the clock skips (spring) is the instant of the change, in any
+// zone and for changes of any size.
+func TestCalendarRangeBoundsAcrossDaylightSaving(t *testing.T) {
+	utc := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name, zone, start, end string
+		in, out                []string // instants (UTC) inside and outside the range
+	}{
+		{name: "Berlin autumn: the first 02:30 is inside", zone: "Europe/Berlin", start: "2026-10-25T02:00", end: "2026-10-25T04:00",
+			in:  []string{"2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z", "2026-10-25T02:59:59Z"},
+			out: []string{"2026-10-24T23:59:59Z", "2026-10-25T03:00:00Z"}},
+		{name: "Berlin spring: a skipped start is the change", zone: "Europe/Berlin", start: "2026-03-29T02:30", end: "2026-03-29T03:15",
+			in:  []string{"2026-03-29T01:00:00Z", "2026-03-29T01:14:59Z"},
+			out: []string{"2026-03-29T00:59:59Z", "2026-03-29T01:15:00Z"}},
+		{name: "Berlin spring: a skipped end is the change", zone: "Europe/Berlin", start: "2026-03-29T01:30", end: "2026-03-29T02:30",
+			in:  []string{"2026-03-29T00:30:00Z", "2026-03-29T00:59:59Z"},
+			out: []string{"2026-03-29T00:29:59Z", "2026-03-29T01:00:00Z"}},
+		{name: "New York spring: 02:30 is the change, not 01:30", zone: "America/New_York", start: "2026-03-08T02:30", end: "2026-03-08T03:15",
+			in:  []string{"2026-03-08T07:00:00Z", "2026-03-08T07:14:59Z"},
+			out: []string{"2026-03-08T06:30:00Z", "2026-03-08T06:59:59Z", "2026-03-08T07:15:00Z"}},
+		{name: "New York autumn: both bounds shown twice", zone: "America/New_York", start: "2026-11-01T01:00", end: "2026-11-01T01:30",
+			in:  []string{"2026-11-01T05:00:00Z", "2026-11-01T05:45:00Z", "2026-11-01T06:15:00Z"},
+			out: []string{"2026-11-01T04:59:59Z", "2026-11-01T06:30:00Z"}},
+		{name: "Lord Howe autumn, a 30-minute change", zone: "Australia/Lord_Howe", start: "2026-04-05T01:45", end: "2026-04-05T01:50",
+			in:  []string{"2026-04-04T14:45:00Z", "2026-04-04T15:00:00Z", "2026-04-04T15:19:59Z"},
+			out: []string{"2026-04-04T14:44:59Z", "2026-04-04T15:20:00Z"}},
+		{name: "Lord Howe spring, a 30-minute gap", zone: "Australia/Lord_Howe", start: "2026-10-04T02:15", end: "2026-10-04T02:45",
+			in:  []string{"2026-10-03T15:30:00Z", "2026-10-03T15:44:59Z"},
+			out: []string{"2026-10-03T15:29:59Z", "2026-10-03T15:45:00Z"}},
+	} {
+		cal := calendarOf("c", c.zone, nil, [2]string{c.start, c.end})
+		for _, s := range c.in {
+			if got, err := Excludes(cal, utc(s)); err != nil || !got {
+				t.Errorf("%s: %s is not excluded (%v)", c.name, s, err)
+			}
+		}
+		for _, s := range c.out {
+			if got, err := Excludes(cal, utc(s)); err != nil || got {
+				t.Errorf("%s: %s is excluded (%v)", c.name, s, err)
+			}
+		}
+	}
+}

@@ -191,18 +191,31 @@ const maxShift = 26 * time.Hour
 // run in loc: the instant w occurs, the first of the two in autumn, and for
 // a wall time a spring change skips, the instant of the change.
 func wallInstant(w time.Time, loc *time.Location) time.Time {
-	x := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, loc)
+	first, _ := WallOccurrences(w, loc)
+	return first
+}
+
+// WallOccurrences are the first and the last instant the wall clock of loc
+// shows w (a wall time held in UTC, as time.Parse without a zone gives it):
+// the same instant for a wall time that occurs once, the two occurrences
+// of one an autumn change repeats, and for one a spring change skips the
+// instant of the change, twice.
+func WallOccurrences(w time.Time, loc *time.Location) (first, last time.Time) {
+	x := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
 	// Near a change time.Date picks one of the two offsets without saying
 	// which, so read w on the offsets in force a little before and after x
 	// too (not on ZoneBounds, which can be wrong: see periodEnd); a reading
 	// whose wall clock is w is an occurrence.
-	var first, lo, hi time.Time
+	var lo, hi time.Time
 	for _, near := range []time.Time{x.Add(-maxShift), x, x.Add(maxShift)} {
 		_, offset := near.Zone()
 		at := w.Add(-time.Duration(offset) * time.Second).In(loc)
 		if wallClock(at).Equal(w) {
 			if first.IsZero() || at.Before(first) {
 				first = at
+			}
+			if last.IsZero() || at.After(last) {
+				last = at
 			}
 			continue
 		}
@@ -217,7 +230,7 @@ func wallInstant(w time.Time, loc *time.Location) time.Time {
 		}
 	}
 	if !first.IsZero() || lo.IsZero() || hi.IsZero() {
-		return first // zero only if loc is stranger than any zone on record
+		return first, last // zero only if loc is stranger than any zone on record
 	}
 	// w never occurs: the change is the first instant after lo whose wall
 	// clock is past w. Changes fall on whole seconds.
@@ -229,5 +242,5 @@ func wallInstant(w time.Time, loc *time.Location) time.Time {
 			lo = mid
 		}
 	}
-	return hi
+	return hi, hi
 }
