@@ -42,3 +42,16 @@ func TestBackfillWaitsOutsideTheCronJobsWindow(t *testing.T) {
 		})
 	}
 }
+
+// Times before the CronJob's creation are never its runs, whatever its
+// window says, so widening the window cannot make it owe them: a Backfill
+// creates them even when they are also before notBefore, as docs/backfill.md
+// says.
+func TestBackfillCreatesTimesBeforeTheCronJobsCreationOutsideItsWindow(t *testing.T) {
+	cj := cronJob(hour(10), nil)
+	cj.Spec.NotBefore = &metav1.Time{Time: hour(20)}
+	p := Decide(Input{Backfill: backfillOf(hour(3), hour(5), 2), CronJob: cj, Job: lookup(), Now: hour(12)})
+	if got := createdTimes(p); len(got) != 2 {
+		t.Errorf("creates %v, want the two times before the CronJob's creation", got)
+	}
+}
