@@ -333,6 +333,18 @@ spec:
 `, name, ns, schedule, specExtra)
 	}
 	manifest := func(name, specExtra string) string { return manifestWith(name, "*/5 * * * *", specExtra) }
+	backfill := func(name string) string {
+		return fmt.Sprintf(`apiVersion: batch.tutorial.kubebuilder.io/v1
+kind: Backfill
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  cronJobName: c
+  start: "2026-01-01T00:00:00Z"
+  end: "2026-01-02T00:00:00Z"
+`, name, ns)
+	}
 	// Each refusal is one line that names the field, as the built-in kind's
 	// are: no "<nil>:" path, and no second line saying that "some validation
 	// rules were not checked" (the API server adds it after an enum, required
@@ -353,6 +365,8 @@ spec:
 		// The schema.
 		{"negative history limit", manifest("limit", "  successfulJobsHistoryLimit: -1\n"), "spec.successfulJobsHistoryLimit: Invalid value: -1: spec.successfulJobsHistoryLimit in body should be greater than or equal to 0"},
 		{"negative deadline", manifest("deadline", "  startingDeadlineSeconds: -5\n"), "spec.startingDeadlineSeconds: Invalid value: -5: spec.startingDeadlineSeconds in body should be greater than or equal to 0"},
+		{"deadline past 100 years", manifest("huge-deadline", "  startingDeadlineSeconds: 10000000000\n"), "spec.startingDeadlineSeconds: Invalid value: 10000000000: spec.startingDeadlineSeconds in body should be less than or equal to"},
+		{"Backfill name longer than 63", backfill(strings.Repeat("b", 64)), "metadata.name: Invalid value: must be no more than 63 characters"},
 	}
 	for _, r := range rejected {
 		out, err := kubectlApply(r.manifest)
