@@ -115,7 +115,7 @@ func (l *runLog) count(until time.Time) (twice, missing int, details []string) {
 	return twice, missing, details
 }
 
-// The crash window of issue #14, from outside: a fleet due every 10 s whose
+// The crash window (a Job gone before the status records its run), from outside: a fleet due every 10 s whose
 // Jobs finish at once and go at once (ttlSecondsAfterFinished: 0, and half
 // of them deleted by hand as soon as they appear), the controller SIGKILLed
 // at random moments of the burst of creates and restarted. Its client is
