@@ -407,7 +407,7 @@ func (w *modelWalk) listsDetached(st *cronv1.CronJobStatus) []string {
 	var out []string
 	for _, r := range st.Active {
 		if d := w.detached[r.UID]; d != nil {
-			out = append(out, fmt.Sprintf("%s (detached at step %d)", r.Name, d.step))
+			out = append(out, fmt.Sprintf("%s, detached at step %d%s", r.Name, d.step, modelJobStateByName(w, r.Name, r.UID)))
 		}
 	}
 	return out
@@ -513,7 +513,7 @@ func modelJobState(j *batchv1.Job) string {
 		parts = append(parts, "Terminating")
 	}
 	if job.ControllerOf(j) == nil {
-		parts = append(parts, "orphaned")
+		parts = append(parts, "no controller reference")
 	}
 	if len(j.Finalizers) > 0 {
 		parts = append(parts, fmt.Sprintf("finalizers %v", j.Finalizers))
