@@ -215,7 +215,7 @@ func (w *modelWalk) randomCalendarFor(name string, x *modelCJ) *cronv1.Calendar 
 			}
 			// A bound at a daylight-saving change: a wall time the change
 			// skips or repeats (model_moves_test.go).
-			if w.rng.Float64() < 0.25 {
+			if w.rng.Float64() < 0.6 {
 				if wall, at, ok := modelDSTWall(w.rng, loc, t); ok {
 					w.stat("I3 Calendar ranges with a bound at a daylight-saving change written")
 					if at.After(t) || (!at.Before(t) && w.rng.Float64() < 0.5) {
