@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
@@ -35,11 +36,23 @@ import (
 // writes. After every step: no time of the range has had two Jobs created.
 // After the faults stop: every time has had exactly one Job, the Backfill
 // is complete, and no Job hangs in Terminating.
+//
+// Seeds 21-24 name the Backfill with more than 63 characters (a Backfill's
+// name may have 253), which its Jobs' backfill label must hold: the API
+// server refuses a label value longer than 63 characters, as the walk's
+// server does (I8.backfill-long-name).
 func TestBackfillModelWalk(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { walkBackfill(t, seed, 150) })
+	for seed := uint64(1); seed <= 24; seed++ {
+		name := "bf"
+		if seed > 20 {
+			name = bfLongName
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { walkBackfill(t, seed, 150, name) })
 	}
 }
+
+// bfLongName is a Backfill name of 72 characters.
+var bfLongName = "bf-" + strings.Repeat("backfill", 8) + "-long"
 
 // bfWorld is the API server side of the walk: fake clientsets with the
 // server behaviours the Backfill relies on added (resource versions and
@@ -51,6 +64,7 @@ type bfWorld struct {
 	client     *fake.Clientset
 	cj         *cronv1.CronJob
 	now        time.Time
+	name       string // the Backfill's
 
 	rv          int
 	uids        int
@@ -61,10 +75,11 @@ type bfWorld struct {
 	log         []string
 }
 
-func newBFWorld(t *testing.T, seed uint64) *bfWorld {
-	w := &bfWorld{t: t, rng: rand.New(rand.NewPCG(seed, 77)), now: at(10 * time.Minute), created: map[string]int{}}
+func newBFWorld(t *testing.T, seed uint64, name string) *bfWorld {
+	w := &bfWorld{t: t, rng: rand.New(rand.NewPCG(seed, 77)), now: at(10 * time.Minute), created: map[string]int{}, name: name}
 	w.cj = newCronJob(createdAt(at(-13*time.Hour)), lastScheduled(at(0)))
 	bf := newBackfill(at(-12*time.Hour), at(0), int32(1+w.rng.IntN(3)))
+	bf.Name = name
 	bf.ResourceVersion = "1"
 	w.rv = 1
 	w.kubeclient = k8sfake.NewClientset()
@@ -75,6 +90,10 @@ func newBFWorld(t *testing.T, seed uint64) *bfWorld {
 		if w.failCreate > 0 {
 			w.failCreate--
 			return true, nil, apierrors.NewServiceUnavailable("create refused")
+		}
+		// Validation, as the API server's.
+		if why := modelInvalidJob(j); why != "" {
+			return true, nil, apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), j.Name, field.ErrorList{field.Invalid(field.NewPath("metadata"), j.Name, why)})
 		}
 		w.uids++
 		j.UID = types.UID(fmt.Sprintf("%s-%d", j.Name, w.uids))
@@ -182,7 +201,7 @@ type snapshot struct {
 }
 
 func (w *bfWorld) snapshot() snapshot {
-	bf, err := w.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), "bf", metav1.GetOptions{})
+	bf, err := w.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), w.name, metav1.GetOptions{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -207,10 +226,10 @@ func (r *bfReplica) show(t *testing.T, s snapshot, jobs, backfill bool) {
 	}
 }
 
-func walkBackfill(t *testing.T, seed uint64, steps int) {
-	w := newBFWorld(t, seed)
+func walkBackfill(t *testing.T, seed uint64, steps int, name string) {
+	w := newBFWorld(t, seed, name)
 	r := w.newReplica()
-	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "bf"}
+	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: name}
 	history := []snapshot{w.snapshot()}
 	r.show(t, history[0], true, true)
 	check := func(step string) {
@@ -311,6 +330,19 @@ func walkBackfill(t *testing.T, seed uint64, steps int) {
 	w.collect()
 	bf = w.snapshot().bf
 	st := bf.Status
+	if len(name) > 63 {
+		made := 0
+		for i := range 12 {
+			if w.created[jobName(at(time.Duration(i-12)*time.Hour))] == 1 {
+				made++
+			}
+		}
+		if made != 12 || !meta.IsStatusConditionTrue(st.Conditions, cronv1.ConditionBackfillComplete) {
+			t.Errorf("I8.backfill-long-name: seed %d: Backfill %q (%d characters): %d of its 12 times got a Job after the faults stopped; status total %d created %d skipped %d, conditions %v",
+				seed, name, len(name), made, st.Total, st.Created, st.Skipped, bfConditions(st.Conditions))
+			return
+		}
+	}
 	if !meta.IsStatusConditionTrue(st.Conditions, cronv1.ConditionBackfillComplete) {
 		t.Fatalf("seed %d: not complete after the faults stopped: %+v\nsteps:\n%s", seed, st, strings.Join(w.log, "\n"))
 	}
@@ -327,4 +359,12 @@ func walkBackfill(t *testing.T, seed uint64, steps int) {
 			t.Errorf("seed %d: Job %s hangs in Terminating with finalizers %v", seed, j.Name, j.Finalizers)
 		}
 	}
+}
+
+func bfConditions(cs []metav1.Condition) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(out, "; ")
 }

@@ -209,10 +209,25 @@ func (w *modelWalk) randomCalendarFor(name string, x *modelCJ) *cronv1.Calendar 
 			if !start.Before(end) {
 				start = end.Add(-time.Minute)
 			}
-			cal.Spec.Ranges = append(cal.Spec.Ranges, cronv1.CalendarRange{
+			rg := cronv1.CalendarRange{
 				Start: cronv1.CalendarTime(start.In(loc).Format(layout(start))),
 				End:   cronv1.CalendarTime(end.In(loc).Format(layout(end))),
-			})
+			}
+			// A bound at a daylight-saving change: a wall time the change
+			// skips or repeats (model_moves_test.go).
+			if w.rng.Float64() < 0.6 {
+				if wall, at, ok := modelDSTWall(w.rng, loc, t); ok {
+					w.stat("I3 Calendar ranges with a bound at a daylight-saving change written")
+					if at.After(t) || (!at.Before(t) && w.rng.Float64() < 0.5) {
+						rg.End = cronv1.CalendarTime(wall)
+						rg.Start = cronv1.CalendarTime(at.Add(-time.Duration(1+w.rng.Intn(180)) * time.Minute).In(loc).Format("2006-01-02T15:04"))
+					} else {
+						rg.Start = cronv1.CalendarTime(wall)
+						rg.End = cronv1.CalendarTime(at.Add(time.Duration(1+w.rng.Intn(180)) * time.Minute).In(loc).Format("2006-01-02T15:04"))
+					}
+				}
+			}
+			cal.Spec.Ranges = append(cal.Spec.Ranges, rg)
 		default:
 			end := t.AddDate(0, 0, w.rng.Intn(2))
 			cal.Spec.Ranges = append(cal.Spec.Ranges, cronv1.CalendarRange{
@@ -271,7 +286,7 @@ func modelCalExcludes(cal *cronv1.Calendar, t time.Time) (excluded, ok bool) {
 	instant := func(v string) (time.Time, bool) {
 		for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04"} {
 			if at, err := time.ParseInLocation(l, v, loc); err == nil {
-				return at, true
+				return modelWallInstant(v, l, loc, at), true
 			}
 		}
 		return time.Time{}, false
@@ -447,7 +462,7 @@ func (w *modelWalk) checkCalendarStart(x *modelCJ, rec *modelJobRec) {
 	for _, p := range positions {
 		states = append(states, w.describeCalState(p, spec.ExcludeCalendars))
 	}
-	w.violate(cat, "Job %s is for %s, which a Calendar of %v %s in every version the controller could have read (%s)",
+	w.violate(cat+w.calDSTSuffix(x), "Job %s is for %s, which a Calendar of %v %s in every version the controller could have read (%s)",
 		rec.name, modelFmtTime(rec.scheduled), spec.ExcludeCalendars, what, strings.Join(states, "; "))
 }
 
@@ -490,7 +505,7 @@ func (w *modelWalk) checkCalendarCounts(x *modelCJ) {
 		w.checked("I3 Calendar counts checked")
 		switch {
 		case m.Reason == cronv1.MissedExcluded && v.excluded == 0:
-			w.violate("I3.excluded-without-calendar", "%s: the run at %s is counted as Excluded, but no Calendar version the controller could have read excludes it (%d decisions)", x.name, modelFmtTime(t), v.n)
+			w.violate("I3.excluded-without-calendar"+w.calDSTSuffix(x), "%s: the run at %s is counted as Excluded, but no Calendar version the controller could have read excludes it (%d decisions)", x.name, modelFmtTime(t), v.n)
 		case m.Reason == cronv1.MissedCalendarUnresolved && v.held == 0:
 			w.violate("I3.held-without-missing-calendar", "%s: the run at %s is counted as CalendarUnresolved, but every Calendar it named was there and usable (%d decisions)", x.name, modelFmtTime(t), v.n)
 		}
@@ -554,6 +569,6 @@ func (w *modelWalk) checkHeldCounted(res *modelSyncResult) {
 			return
 		}
 	}
-	w.violate("I3.held-run-not-counted", "%s: the run at %s, the newest due, is excluded or held by every Calendar version the controller could have read, but status.missedRuns does not count it: %s",
+	w.violate("I3.held-run-not-counted"+w.calDSTSuffix(x), "%s: the run at %s, the newest due, is excluded or held by every Calendar version the controller could have read, but status.missedRuns does not count it: %s",
 		x.name, modelFmtTime(t), modelDescribeMissed(w.srv.cronJobs[x.skey].Status.MissedRuns))
 }

@@ -1,6 +1,6 @@
 package main
 
-// The oracle of the model-based test: invariants I1-I5, checked after every
+// The oracle of the model-based test: invariants I1-I8, checked after every
 // sync of the walk (model_test.go).
 //
 // Views. The oracle knows exactly which spec generation a Job was made from
@@ -71,6 +71,48 @@ package main
 // around it with a tolerance of one per such time, wants a count under
 // Excluded or CalendarUnresolved backed by such a version, and the newest
 // due time that every such version holds counted.
+//
+// I6 detached Jobs (model_moves_test.go): a Job a user took from its CronJob
+// (its controller reference removed by hand, or by a --cascade=orphan
+// delete) is, after a settled sync whose status is in the store, never in
+// status.active (I6.detached-active); never deleted by a controller whose
+// cache shows it detached, e.g. by concurrencyPolicy Replace
+// (I6.detached-deleted; a due run held back by that delete failing is
+// I6.detached-deleted/run-not-started); never holds back a run under Forbid
+// once the CronJob's own Jobs are done (I6.forbid-blocked: a due run not
+// started while status.active lists a detached Job); and keeps the
+// run-record finalizer while the stored status of its CronJob does not
+// record its run (I6.detached-released-early: a crash and a TTL delete
+// after the release could start the run again). A run the status did not
+// record when its Job was detached cannot be known started: the missed-run
+// count around it is filed under /after-unrecorded-detach.
+//
+// I7 a CronJob deleted and created again under its name (a new UID), its
+// old Jobs lingering (Terminating behind the finalizer, or orphaned), starts
+// each of its own run-now requests: one whose name a Job of the deleted
+// CronJob holds (or held when it was refused as NameTaken) is
+// I7.recreated-runnow; a due scheduled run not started while such a Job
+// lingers is I7.recreated-run-not-started.
+//
+// I3.flush-stale: a clean shutdown's flush (flushDeferred) writes no status
+// decided under a spec older than the store's that counts as
+// DeadlineExceeded a run the spec in the store still lets start (a sync
+// would decide it again, see planner.StaleDecision; the written count
+// settles the run, and the restarted controller never starts it).
+//
+// I8 inputs at their bounds: startingDeadlineSeconds 10000000000 (more than
+// a time.Duration holds, meant as no deadline) is no deadline: a due run
+// not started under it is I8.huge-deadline-run-not-started, and I3's
+// missed-run findings under it are I8.huge-deadline/<category>. A CronJob
+// name of 52 characters (the most) makes valid Job names (the walk's API
+// server refuses names and label values over 63 characters, so a refusal
+// shows as I3). A Backfill name over 63 characters, which its Jobs' label
+// cannot hold, must still fill its range (I8.backfill-long-name,
+// TestBackfillModelWalk seeds 21-24). Calendar range bounds at a
+// daylight-saving change are read by the README's rule for schedules (a
+// skipped wall time is the instant of the change, a repeated one its first
+// occurrence); a Calendar finding where Go's parsing reads a bound otherwise
+// ends in /dst-bound.
 //
 // I5: syncHandler never panics nor blocks (30 s), returns an error only when
 // a fault was injected or a status write met a conflict on caches behind the
@@ -418,7 +460,7 @@ func (x *modelCJ) started(t time.Time, n int) bool {
 func modelDeadline(spec *cronv1.CronJobSpec) time.Duration {
 	d := time.Duration(-1)
 	if s := spec.StartingDeadlineSeconds; s != nil {
-		d = time.Duration(*s) * time.Second
+		d = modelDeadlineSeconds(*s)
 	}
 	if spec.CatchUpPolicy == cronv1.CatchUpNone && (d < 0 || d > time.Minute) {
 		d = time.Minute
@@ -861,6 +903,21 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	what := fmt.Sprintf("%s: run(s) %s due (catchUp %s, deadline %s, policy %s, last run %s) but not started",
 		x.name, strings.Join(ms, ", "), spec.CatchUpPolicy, modelDeref(spec.StartingDeadlineSeconds), spec.ConcurrencyPolicy, modelFmtTime(prev))
 	cat := "I3.due-run-not-started"
+	stored := w.srv.cronJobs[x.skey].Status
+	switch detached := w.listsDetached(&stored); {
+	case spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(detached) > 0:
+		w.violate("I6.forbid-blocked", "%s; under Forbid, its own Jobs done, status.active still lists %v, which it no longer controls", what, detached)
+		return
+	case w.deletedDetached(res.calls) != "":
+		w.violate("I6.detached-deleted/run-not-started", "%s; the sync tried to delete %s, which a user detached", what, w.deletedDetached(res.calls))
+		return
+	case modelHuge(&spec):
+		w.violate("I8.huge-deadline-run-not-started", "%s: startingDeadlineSeconds %d means no deadline", what, *spec.StartingDeadlineSeconds)
+		return
+	case x.recreated && w.retiredNameHolder(x) != "":
+		cat = "I7.recreated-run-not-started"
+		what += "; " + w.retiredNameHolder(x)
+	}
 	if spec.CatchUpPolicy == cronv1.CatchUpAll {
 		cat = "I3.catchup-all-not-started"
 		if res.requeue > 0 && res.requeue <= time.Second {
@@ -1062,10 +1119,26 @@ func (w *modelWalk) checkRunNow(res *modelSyncResult) {
 	}
 	for _, name := range names {
 		if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, name)]; ok && !job.IsControlledBy(j, string(x.uid)) {
+			if _, old := w.retiredHolder(x, name); old != nil {
+				w.checked("I7 run-now of a recreated CronJob required to have started")
+				w.violate("I7.recreated-runnow", "%s (uid %s, created again): run-now=%q has no Job: the name %s is held by Job %s of the deleted %s (uid %s)%s",
+					x.name, x.uid, value, name, j.UID, old.name, old.uid, modelJobState(j))
+			}
 			return
 		}
 	}
 	w.checked("I3 run-now value required to have started")
+	if x.recreated {
+		for _, name := range names {
+			if w.refusedNames[name] || w.retiredNamed(x, name) {
+				// Refused while the deleted CronJob's Job held the name; that
+				// Job is gone, the refusal stands.
+				w.violate("I7.recreated-runnow", "%s (created again): run-now=%q has no Job: it was refused (NameTaken) while a Job of the deleted CronJob of its name held %s, and is not started now that Job is gone",
+					x.name, value, name)
+				return
+			}
+		}
+	}
 	w.violate("I3.run-now-not-started", "%s: run-now=%q has no Job (any of %s) after a settled sync", x.name, value, names)
 }
 
@@ -1089,6 +1162,11 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 			continue
 		}
 		why := "gone"
+		if d := w.detached[uid]; d != nil {
+			w.violate("I6.detached-active", "%s: status.active lists %s, which a user detached at step %d (%s): the CronJob no longer controls it%s",
+				x.name, n, d.step, map[bool]string{true: "by a --cascade=orphan delete", false: "by hand"}[d.orphaned], modelJobStateByName(w, n, uid))
+			continue
+		}
 		if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, n)]; ok && j.UID == uid {
 			switch {
 			case j.DeletionTimestamp != nil:
@@ -1188,7 +1266,8 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 			w.violate("I4.history-limit", "%s: %d %s Jobs kept, limit %d", x.name, len(kept), kind, *limit)
 		}
 		for _, c := range res.calls {
-			if c.verb != "delete" || c.job == nil || modelJobFinished(c.job) != kind {
+			if c.verb != "delete" || c.job == nil || modelJobFinished(c.job) != kind || w.detached[c.job.UID] != nil {
+				// A detached Job deleted is I6's finding, not pruning's.
 				continue
 			}
 			for _, k := range kept {
@@ -1316,6 +1395,12 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	gen := w.lastGen(x)
 	spec := x.specs[gen]
 	st := w.srv.cronJobs[x.skey].Status
+	// A deadline too large for a time.Duration (meant as none) is a bound
+	// of its own: what it breaks is filed under I8.
+	violate := w.violate
+	if modelHuge(&spec) {
+		violate = func(cat, format string, args ...any) { w.violate("I8.huge-deadline/"+cat, format, args...) }
+	}
 	if ptr.Deref(spec.Suspend, false) || !w.naming(x, gen).valid {
 		x.anchor = nil
 		return
@@ -1347,7 +1432,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		if w.startable(x, gen, &spec, t, now) == modelYes {
 			x.countedEarly[t.Unix()] = true
 			newEarly++
-			w.violate("I3.missed-counted-while-startable", "%s: the run at %s is counted as missed (%s) while it may still start", x.name, modelFmtTime(t), m.Reason)
+			violate("I3.missed-counted-while-startable", "%s: the run at %s is counted as missed (%s) while it may still start", x.name, modelFmtTime(t), m.Reason)
 		}
 	}
 	a1 := x.anchor
@@ -1453,6 +1538,8 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	}
 	suffix := ""
 	switch {
+	case w.unrecordedDetachSince(x, lower):
+		suffix = "/after-unrecorded-detach"
 	case x.gridBroken && w.naming(x, gen).every > 0, !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
 		suffix = "/after-ghost-run"
 	case got > hi && w.unrecordedRunSince(x, lower):
@@ -1465,9 +1552,9 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	}
 	switch {
 	case got < 0:
-		w.violate("I3.missed-count-decreased"+suffix, "%s: %s; status.missedRuns %s", x.name, window, modelDescribeMissed(st.MissedRuns))
+		violate("I3.missed-count-decreased"+suffix, "%s: %s; status.missedRuns %s", x.name, window, modelDescribeMissed(st.MissedRuns))
 	case got < lo:
-		w.violate("I3.missed-undercount"+suffix, "%s: %s; status.missedRuns %s", x.name, window, modelDescribeMissed(st.MissedRuns))
+		violate("I3.missed-undercount"+suffix, "%s: %s; status.missedRuns %s", x.name, window, modelDescribeMissed(st.MissedRuns))
 	case got > hi:
 		cat := "I3.missed-overcount"
 		seen := map[int64]int{}
@@ -1478,7 +1565,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 				}
 			}
 		}
-		w.violate(cat+suffix, "%s: %s; status.missedRuns %s", x.name, window, modelDescribeMissed(st.MissedRuns))
+		violate(cat+suffix, "%s: %s; status.missedRuns %s", x.name, window, modelDescribeMissed(st.MissedRuns))
 	}
 }
 

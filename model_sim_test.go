@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
@@ -308,6 +309,13 @@ func (s *modelServer) createJobCall(a core.CreateAction) (bool, runtime.Object, 
 		s.calls = append(s.calls, call)
 		return true, nil, call.err
 	}
+	if why := modelInvalidJob(j); why != "" {
+		// Validation comes before everything but the fault.
+		call.fault = ""
+		call.err = apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), j.Name, field.ErrorList{field.Invalid(field.NewPath("metadata"), j.Name, why)})
+		s.calls = append(s.calls, call)
+		return true, nil, call.err
+	}
 	key := modelKey(j.Namespace, j.Name)
 	if _, exists := s.jobs[key]; exists {
 		call.fault = "" // nothing applied, nothing lost
@@ -512,6 +520,23 @@ func (s *modelServer) createCronJob(cj *cronv1.CronJob) *cronv1.CronJob {
 	return cj.DeepCopy()
 }
 
+// deleteCronJob removes a CronJob, as the API server does once no
+// finalizer holds it (the garbage collector's work on its Jobs is the
+// walk's).
+func (s *modelServer) deleteCronJob(key string) {
+	if _, ok := s.cronJobs[key]; !ok {
+		return
+	}
+	delete(s.cronJobs, key)
+	for k := range s.missedUnder {
+		if strings.HasPrefix(k, key+"|") {
+			delete(s.missedUnder, k)
+		}
+	}
+	s.rv++
+	s.logCronJob(key, nil)
+}
+
 // updateCronJob applies a user's edit of metadata or spec; an edit of the
 // spec bumps the generation.
 func (s *modelServer) updateCronJob(key string, edit func(cj *cronv1.CronJob)) *cronv1.CronJob {
@@ -697,4 +722,18 @@ func modelDefault(spec *cronv1.CronJobSpec) {
 // modelMissedKey names one status.missedRuns entry of the CronJob at key.
 func modelMissedKey(key string, m cronv1.MissedRuns) string {
 	return fmt.Sprintf("%s|%s@%d", key, m.Reason, m.LastTime.Unix())
+}
+
+// modelInvalidJob is why the API server refuses a Job's metadata: a name
+// or a label value of more than 63 characters.
+func modelInvalidJob(j *batchv1.Job) string {
+	if len(j.Name) > 63 {
+		return fmt.Sprintf("name of %d characters: must be no more than 63", len(j.Name))
+	}
+	for k, v := range j.Labels {
+		if len(v) > 63 {
+			return fmt.Sprintf("label %s: value of %d characters: must be no more than 63", k, len(v))
+		}
+	}
+	return ""
 }

@@ -11,8 +11,32 @@ package main
 // caches, behind deferred status writes, across restarts and clean
 // shutdowns, while users edit specs, Jobs finish or vanish, exclusion
 // Calendars come, change and go (model_calendar_test.go), and a fake clock
-// jumps by seconds to days, sometimes onto daylight-saving changes. After
-// every step the invariants I1-I5 (model_oracle_test.go) are checked. The
+// jumps by seconds to days, sometimes onto daylight-saving changes. Users
+// also (model_moves_test.go) detach a Job from its CronJob (remove its
+// controller reference, to keep it past the history limit), delete a
+// CronJob (in the background, its Jobs left Terminating behind the
+// run-record finalizer, or with --cascade=orphan) and create it again under
+// its name, often with the run-now annotation its manifest carried, and
+// edit a spec between a burst's deferred decision and a clean shutdown's
+// flush; inputs reach their bounds: startingDeadlineSeconds 10000000000
+// ("no deadline", more than a time.Duration holds), a 52-character CronJob
+// name, Calendar range bounds at daylight-saving changes. After every step
+// the invariants I1-I8 (model_oracle_test.go) are checked:
+//
+//	I1 never twice            I5 syncs neither panic, block, nor err without cause
+//	I2 no ghost run           I6 a detached Job: never active, deleted, blocking, or released early
+//	I3 not dropped, counted   I7 a CronJob created again runs its own runs and run-now
+//	I4 status agrees          I8 inputs at their bounds (huge deadline, long names)
+//
+// The categories of I6-I8: I6.detached-active, I6.detached-deleted
+// (/run-not-started), I6.forbid-blocked, I6.detached-released-early;
+// I7.recreated-runnow, I7.recreated-run-not-started; I3.flush-stale (a
+// clean shutdown writes a decision made under an older spec);
+// I8.huge-deadline-run-not-started, I8.huge-deadline/<I3 category>,
+// I8.backfill-long-name (TestBackfillModelWalk); a Calendar finding whose
+// CronJob named a Calendar with a bound at a daylight-saving change ends
+// in /dst-bound (the README does not say how such a bound reads: a
+// question before a defect). The
 // walk goes on after a violation, so one bug does not hide another; the
 // summary lists every category of violation with the shortest replayable
 // seed for it and the trace of its last steps.
@@ -338,6 +362,15 @@ type modelWalk struct {
 	// cal is the Calendars in the store and their history (model_calendar_test.go).
 	cal modelCals
 
+	// detached are the Jobs users took from their CronJobs, by UID;
+	// retiredJobs the Jobs of CronJobs deleted, by UID, with that CronJob
+	// (model_moves_test.go).
+	detached    map[types.UID]*modelDetached
+	retiredJobs map[types.UID]*modelCJ
+	// jobHandlers and cronHandlers are the event handler calls due when
+	// a cache delivers the write at that position of jobLog or cronLog.
+	jobHandlers, cronHandlers map[int]modelHandlerCall
+
 	trace  [][]string // lines per step, the last modelTraceSteps+1
 	viol   map[string]*modelViolation
 	counts map[string]int
@@ -373,6 +406,9 @@ type modelCJ struct {
 	gridBroken bool
 	// recordedLST is the latest lastScheduleTime the store ever held.
 	recordedLST time.Time
+	// retired says the CronJob was deleted; recreated that it was created
+	// under the name of one deleted.
+	retired, recreated bool
 }
 
 type modelGenAt struct {
@@ -490,6 +526,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 	w.srv = newModelServer(w.clock, seed)
 	w.srv.onJobCreated = w.jobCreated
 	w.srv.onJobDeleting = w.noteRunEnds
+	w.initMoves()
 	return w
 }
 
@@ -586,8 +623,13 @@ func (w *modelWalk) run(steps int) {
 		lag = fmt.Sprintf("informer lag at most %v", w.lagBound)
 	}
 	w.logf("step 0 %s: seed %d, %d CronJobs, %s", modelFmtTime(w.now()), w.seed, n, lag)
+	long := w.rng.Float64() < 0.05
 	for i := range n {
-		w.createCronJob(fmt.Sprintf("cj-%c", 'a'+i))
+		name := fmt.Sprintf("cj-%c", 'a'+i)
+		if i == 0 && long {
+			name = modelLongName
+		}
+		w.createCronJob(name)
 		w.clock.Step(time.Duration(w.rng.Intn(120)) * time.Second)
 	}
 	w.initialCalendars()
@@ -625,7 +667,7 @@ var (
 	modelBadSchedules = []string{"not a schedule", "61 * * * *", "@every 500ms", "TZ=UTC 0 * * * *", "59 23 31 2 *"}
 	modelZones        = []string{"UTC", "Etc/UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"}
 	modelDSTZones     = []string{"Europe/Berlin", "America/New_York", "Australia/Lord_Howe"}
-	modelDeadlines    = []*int64{nil, nil, ptr.To[int64](10), ptr.To[int64](30), ptr.To[int64](60), ptr.To[int64](300), ptr.To[int64](3600), ptr.To[int64](86400)}
+	modelDeadlines    = []*int64{nil, nil, ptr.To[int64](10), ptr.To[int64](30), ptr.To[int64](60), ptr.To[int64](300), ptr.To[int64](3600), ptr.To[int64](86400), ptr.To(modelHugeDeadline)}
 )
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
@@ -733,10 +775,15 @@ func (w *modelWalk) restart(clean bool) {
 		if clean {
 			w.srv.resetCalls()
 			w.events = nil
+			before := map[string]cronv1.CronJobStatus{}
+			for _, x := range w.cjs {
+				before[x.skey] = *w.srv.cronJobs[x.skey].Status.DeepCopy()
+			}
 			old.c.flushDeferred(w.ctx)
 			w.logf("  clean shutdown of controller %d: flushDeferred %s", old.id, modelDescribeCalls(w.srv.calls))
 			w.afterCalls(nil, "flush")
 			w.checkCreatedJobs()
+			w.checkFlush(before)
 		} else {
 			w.logf("  controller %d crashes", old.id)
 		}
@@ -821,6 +868,7 @@ func (w *modelWalk) catchUp(jobsTo, cronTo int) {
 		if err := ctl.jobIdx.Update(slim.NewJob(e.job)); err != nil {
 			w.t.Fatal(err)
 		}
+		w.deliverJobHandler(ctl.jobCursor)
 	}
 	for ; ctl.cronCursor < cronTo; ctl.cronCursor++ {
 		e := w.srv.cronLog[ctl.cronCursor]
@@ -828,6 +876,7 @@ func (w *modelWalk) catchUp(jobsTo, cronTo int) {
 			if obj, ok, _ := ctl.cronIdx.GetByKey(e.key); ok {
 				_ = ctl.cronIdx.Delete(obj)
 			}
+			w.deliverCronHandler(ctl.cronCursor)
 			continue
 		}
 		obj, err := slim.FromCronJob(e.cronJob.DeepCopy())
@@ -930,6 +979,12 @@ func (w *modelWalk) doStep() {
 		w.syncStep(x)
 	case r < 95:
 		w.takeover()
+	case r < 96:
+		w.detachJob()
+	case r < 97:
+		w.recreateCronJob(x)
+	case r < 98:
+		w.stopAfterEdit(x)
 	default:
 		w.logf("  nothing happens")
 	}
@@ -1066,7 +1121,7 @@ func (w *modelWalk) noteRunEnds(key string) {
 		return
 	}
 	ref := job.ControllerOf(j)
-	if ref == nil || w.byUID[ref.UID] == nil {
+	if ref == nil || w.byUID[ref.UID] == nil || w.byUID[ref.UID].retired {
 		return
 	}
 	x := w.byUID[ref.UID]
@@ -1407,7 +1462,7 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 	}
 	pre := w.preSync(x)
 	var rec *modelSyncRec
-	if obj, ok, _ := ctl.cronIdx.GetByKey(x.skey); ok {
+	if obj, ok, _ := ctl.cronIdx.GetByKey(x.skey); ok && obj.(*slim.CronJob).UID == x.uid {
 		lo := obj.(*slim.CronJob).Generation
 		rec = &modelSyncRec{seq: len(x.records), step: w.step, at: now, inst: ctl.id, lo: lo, hi: max(lo, ctl.lastWriteGen[x.uid]), cal: ctl.calCursor}
 		x.records = append(x.records, rec)
@@ -1613,11 +1668,14 @@ func (w *modelWalk) afterCalls(res *modelSyncResult, what string) {
 		}
 		res.rec.jobsN = len(res.x.jobs)
 	}
+	w.checkDetachedCalls()
 	for _, u := range w.srv.unexpected {
 		w.violate("I5.unexpected-call", "the controller made a call it never should (%s): %s", what, u)
 	}
 	for _, c := range w.srv.calls {
-		if c.resource == "cronjobs/status" && c.err != nil && c.fault == "" && !apierrors.IsConflict(c.err) {
+		// NotFound: the CronJob was deleted (the controller's cache may show
+		// it still).
+		if c.resource == "cronjobs/status" && c.err != nil && c.fault == "" && !apierrors.IsConflict(c.err) && !apierrors.IsNotFound(c.err) {
 			w.violate("I5.status-write-error", "a status write failed for a reason other than an injected fault or a conflict: %v", c.err)
 		}
 	}
@@ -1662,6 +1720,12 @@ func (w *modelWalk) jobCreated(j *batchv1.Job, lost bool) {
 	}
 	x := w.byUID[ref.UID]
 	if x == nil {
+		return
+	}
+	if x.retired {
+		// Made from a cache that still shows the CronJob deleted; the
+		// garbage collector's to delete.
+		w.logf("    Job %s created for %s (uid %s), deleted already", j.Name, x.name, x.uid)
 		return
 	}
 	rec := &modelJobRec{name: j.Name, uid: j.UID, createdAt: w.now(), step: w.step, lost: lost, visible: !lost, seenRunning: !lost, sync: w.cur}
