@@ -283,10 +283,10 @@ func modelCalExcludes(cal *cronv1.Calendar, t time.Time) (excluded, ok bool) {
 			excluded = true
 		}
 	}
-	instant := func(v string) (time.Time, bool) {
+	instant := func(v string, end bool) (time.Time, bool) {
 		for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04"} {
 			if at, err := time.ParseInLocation(l, v, loc); err == nil {
-				return modelWallInstant(v, l, loc, at), true
+				return modelWallInstant(v, l, loc, at, end), true
 			}
 		}
 		return time.Time{}, false
@@ -296,14 +296,14 @@ func modelCalExcludes(cal *cronv1.Calendar, t time.Time) (excluded, ok bool) {
 		var afterStart, beforeEnd bool
 		if len(s) == 10 {
 			afterStart = day >= s
-		} else if at, ok := instant(s); ok {
+		} else if at, ok := instant(s, false); ok {
 			afterStart = !t.Before(at)
 		} else {
 			return false, false
 		}
 		if len(e) == 10 {
 			beforeEnd = day <= e
-		} else if at, ok := instant(e); ok {
+		} else if at, ok := instant(e, true); ok {
 			beforeEnd = t.Before(at)
 		} else {
 			return false, false
@@ -462,7 +462,7 @@ func (w *modelWalk) checkCalendarStart(x *modelCJ, rec *modelJobRec) {
 	for _, p := range positions {
 		states = append(states, w.describeCalState(p, spec.ExcludeCalendars))
 	}
-	w.violate(cat+w.calDSTSuffix(x), "Job %s is for %s, which a Calendar of %v %s in every version the controller could have read (%s)",
+	w.violate(cat, "Job %s is for %s, which a Calendar of %v %s in every version the controller could have read (%s)",
 		rec.name, modelFmtTime(rec.scheduled), spec.ExcludeCalendars, what, strings.Join(states, "; "))
 }
 
@@ -505,7 +505,7 @@ func (w *modelWalk) checkCalendarCounts(x *modelCJ) {
 		w.checked("I3 Calendar counts checked")
 		switch {
 		case m.Reason == cronv1.MissedExcluded && v.excluded == 0:
-			w.violate("I3.excluded-without-calendar"+w.calDSTSuffix(x), "%s: the run at %s is counted as Excluded, but no Calendar version the controller could have read excludes it (%d decisions)", x.name, modelFmtTime(t), v.n)
+			w.violate("I3.excluded-without-calendar", "%s: the run at %s is counted as Excluded, but no Calendar version the controller could have read excludes it (%d decisions)", x.name, modelFmtTime(t), v.n)
 		case m.Reason == cronv1.MissedCalendarUnresolved && v.held == 0:
 			w.violate("I3.held-without-missing-calendar", "%s: the run at %s is counted as CalendarUnresolved, but every Calendar it named was there and usable (%d decisions)", x.name, modelFmtTime(t), v.n)
 		}
@@ -569,6 +569,6 @@ func (w *modelWalk) checkHeldCounted(res *modelSyncResult) {
 			return
 		}
 	}
-	w.violate("I3.held-run-not-counted"+w.calDSTSuffix(x), "%s: the run at %s, the newest due, is excluded or held by every Calendar version the controller could have read, but status.missedRuns does not count it: %s",
+	w.violate("I3.held-run-not-counted", "%s: the run at %s, the newest due, is excluded or held by every Calendar version the controller could have read, but status.missedRuns does not count it: %s",
 		x.name, modelFmtTime(t), modelDescribeMissed(w.srv.cronJobs[x.skey].Status.MissedRuns))
 }

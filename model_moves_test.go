@@ -590,71 +590,27 @@ func modelDSTWall(rng interface{ Intn(int) int }, loc *time.Location, t time.Tim
 }
 
 // modelWallInstant reads wall-clock time v (layout l, parsed by Go as at)
-// in loc by the rule the README gives for schedules at a daylight-saving
-// change, as the walk reads a Calendar's bounds: a time the change skips
-// is the instant of the change, a time it repeats its first occurrence.
-func modelWallInstant(v, l string, loc *time.Location, at time.Time) time.Time {
-	var first time.Time
+// in loc by the rule docs/calendars.md gives for a Calendar's range bounds
+// at a daylight-saving change: a time the change skips is the instant of
+// the change, a time it repeats its first occurrence for a start and its
+// last for an end (last).
+func modelWallInstant(v, l string, loc *time.Location, at time.Time, last bool) time.Time {
+	var pick time.Time
 	found := false
 	for _, d := range []time.Duration{-2 * time.Hour, -time.Hour, -30 * time.Minute, 0, 30 * time.Minute, time.Hour, 2 * time.Hour} {
 		c := at.Add(d)
-		if c.In(loc).Format(l) == v && (!found || c.Before(first)) {
-			first, found = c, true
+		if c.In(loc).Format(l) == v && (!found || c.Before(pick) != last) {
+			pick, found = c, true
 		}
 	}
 	if found {
-		return first
+		return pick
 	}
 	// Skipped: the change is within a few hours of Go's reading.
 	if change := modelNextTransition(loc, at.Add(-3*time.Hour)); !change.IsZero() && change.Sub(at) < 3*time.Hour {
 		return change
 	}
 	return at
-}
-
-// modelDSTBound says whether cal has a wall-clock bound Go reads otherwise
-// than the walk does (modelWallInstant).
-func modelDSTBound(cal *cronv1.Calendar) bool {
-	loc, err := time.LoadLocation(cmpOr(cal.Spec.TimeZone, "UTC"))
-	if err != nil {
-		return false
-	}
-	for _, r := range cal.Spec.Ranges {
-		for _, v := range []string{string(r.Start), string(r.End)} {
-			for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04"} {
-				if at, err := time.ParseInLocation(l, v, loc); err == nil && !modelWallInstant(v, l, loc, at).Equal(at) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// calDSTSuffix marks a Calendar finding for x when a Calendar it names had,
-// in some version, a bound at a daylight-saving change that Go's parsing
-// reads otherwise than the README's rule for schedules: the README does not
-// say how such a bound reads, so these are questions before defects.
-func (w *modelWalk) calDSTSuffix(x *modelCJ) string {
-	names := map[string]bool{}
-	for _, spec := range x.specs {
-		for _, n := range spec.ExcludeCalendars {
-			names[n] = true
-		}
-	}
-	for _, e := range w.cal.log {
-		if e.cal != nil && names[e.name] && modelDSTBound(e.cal) {
-			return "/dst-bound"
-		}
-	}
-	return ""
 }
 
 // unrecordedDetachSince says whether a Job of x for a scheduled time after

@@ -109,10 +109,9 @@ package main
 // shows as I3). A Backfill name over 63 characters, which its Jobs' label
 // cannot hold, must still fill its range (I8.backfill-long-name,
 // TestBackfillModelWalk seeds 21-24). Calendar range bounds at a
-// daylight-saving change are read by the README's rule for schedules (a
-// skipped wall time is the instant of the change, a repeated one its first
-// occurrence); a Calendar finding where Go's parsing reads a bound otherwise
-// ends in /dst-bound.
+// daylight-saving change are read by docs/calendars.md's rule (a skipped
+// wall time is the instant of the change, a repeated one its first
+// occurrence for a start and its last for an end).
 //
 // I5: syncHandler never panics nor blocks (30 s), returns an error only when
 // a fault was injected or a status write met a conflict on caches behind the

@@ -33,10 +33,7 @@ package main
 // I7.recreated-runnow, I7.recreated-run-not-started; I3.flush-stale (a
 // clean shutdown writes a decision made under an older spec);
 // I8.huge-deadline-run-not-started, I8.huge-deadline/<I3 category>,
-// I8.backfill-long-name (TestBackfillModelWalk); a Calendar finding whose
-// CronJob named a Calendar with a bound at a daylight-saving change ends
-// in /dst-bound (the README does not say how such a bound reads: a
-// question before a defect). The
+// I8.backfill-long-name (TestBackfillModelWalk). The
 // walk goes on after a violation, so one bug does not hide another; the
 // summary lists every category of violation with the shortest replayable
 // seed for it and the trace of its last steps.
@@ -89,8 +86,8 @@ var (
 	modelSeedFlag     = flag.Int64("model.seed", 0, "TestModel: replay this one seed, logging every step (0: off)")
 	modelDurationFlag = flag.Duration("model.duration", 0, "TestModel: run seeds one after another from -model.first until this much time has passed (-model.seeds still caps them)")
 	modelVerboseFlag  = flag.Bool("model.v", false, "TestModel: log every step of every walk")
-	modelKnownFlag    = flag.String("model.known", envOr("MODEL_KNOWN", modelKnownIssue14), "TestModel: comma-separated violation categories (or prefixes) to report without failing; default $MODEL_KNOWN, else the crash window of issue #14")
-	modelLagFlag      = flag.String("model.lag", envOr("MODEL_LAG", "bounded"), "TestModel: informer lag of the walks: bounded (below the controller's own-writes window, every walk) or any (half the walks unbounded: issue #14); default $MODEL_LAG")
+	modelKnownFlag    = flag.String("model.known", envOr("MODEL_KNOWN", modelKnownDefault), "TestModel: comma-separated violation categories (or prefixes) to report without failing; default $MODEL_KNOWN, else none")
+	modelLagFlag      = flag.String("model.lag", envOr("MODEL_LAG", "bounded"), "TestModel: informer lag of the walks: bounded (below the controller's own-writes window, every walk) or any (half the walks unbounded, past the own-writes window); default $MODEL_LAG")
 )
 
 // modelSpecGenAnnotation, on the job template, carries the generation of the
@@ -104,7 +101,7 @@ const modelSpecGenAnnotation = "model.test/spec-gen"
 // are not counted as settled.
 const modelOwnWritesWindow = time.Minute + time.Second
 
-// modelKnownIssue14 is what the unit run reports without failing (every
+// modelKnownDefault is what the unit run reports without failing (every
 // run still prints it): nothing now. The crash window (a run's Job created,
 // finished and deleted before any status recorded the run) is closed by the
 // run-record finalizer; its categories (first-job-never-seen,
@@ -116,7 +113,7 @@ const modelOwnWritesWindow = time.Minute + time.Second
 // until the status records its run.)
 //
 // `make model` shows everything.
-const modelKnownIssue14 = ""
+const modelKnownDefault = ""
 
 func envOr(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
