@@ -110,3 +110,55 @@ func TestDetachedJobKeepsItsRecordUntilTheRunIsRecorded(t *testing.T) {
 		t.Errorf("writes %q: the finalizer stayed after the status recorded the run", writes)
 	}
 }
+
+// A running Job deleted by hand (kubectl delete job) is gone, and so is its
+// run: the run started, and its time is not created again, neither by the
+// controller that made it nor by one that takes over on the stored state.
+// The Job leaves status.active with a MissingJob Event; lastScheduleTime
+// keeps its time.
+func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		t.Run(map[bool]string{false: "same controller", true: "after a restart"}[restarted], func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t, at(time.Second))
+			f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+			c, kubeFactory, cronFactory := f.newController(ctx)
+			honourFinalizers(f.kubeclient, f.clock)
+			name := jobName(topOfHour)
+			syncs(t, ctx, f, c, cronFactory)
+			if got := created(f); !slices.Equal(got, []string{name}) {
+				t.Fatalf("first sync created %q, want the 10:00 run", got)
+			}
+			j := liveJob(t, ctx, f, name)
+			if j == nil || len(j.Finalizers) != 0 {
+				t.Fatalf("the 10:00 Job %+v: want it running, its run recorded (finalizer released)", j)
+			}
+			cacheJob(t, kubeFactory, j)
+
+			// Running, it is deleted by hand a minute later.
+			f.clock.Step(time.Minute)
+			if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(j)); err != nil {
+				t.Fatal(err)
+			}
+			if restarted {
+				c, _, cronFactory = restart(t, ctx, f)
+			}
+			f.kubeclient.ClearActions()
+			syncs(t, ctx, f, c, cronFactory)
+			f.clock.Step(time.Minute)
+			cj := syncs(t, ctx, f, c, cronFactory)
+			if got := created(f); len(got) != 0 {
+				t.Errorf("created %q after the running 10:00 Job was deleted by hand: its run started already", got)
+			}
+			if len(cj.Status.Active) != 0 || cj.Status.LastScheduleTime == nil || !cj.Status.LastScheduleTime.Time.Equal(topOfHour) {
+				t.Errorf("status active %v, lastScheduleTime %v; want none active, 10:00", cj.Status.Active, cj.Status.LastScheduleTime)
+			}
+			if events := f.events(); !slices.Contains(events, "Normal MissingJob") {
+				t.Errorf("events %q, want MissingJob", events)
+			}
+		})
+	}
+}

@@ -2,7 +2,9 @@ package backfill
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -319,6 +321,91 @@ func TestNeverRacesThePlanner(t *testing.T) {
 		}
 		if ours == 0 || theirs == 0 {
 			t.Errorf("%s: the walk planned %d backfill and %d scheduled creates; both should plan some", policy, ours, theirs)
+		}
+	}
+}
+
+// A range with no room, start == end or start after end, is refused by the
+// schema (start must be before end); stored past it, the Backfill names no
+// time, creates nothing and says so: Complete True with 0 times, one
+// Completed Event, and the next sync does nothing (no loop). start == end on
+// a time the schedule names catches an end read as included.
+func TestEmptyOrReversedRangeCreatesNothingAndSaysSo(t *testing.T) {
+	last := hour(10)
+	every := cronJob(hour(-1), &last)
+	every.Spec.Schedule = "@every 30m"
+	for _, tc := range []struct {
+		name       string
+		start, end time.Time
+		cj         *cronv1.CronJob
+	}{
+		{"start == end on a scheduled time", hour(1), hour(1), cronJob(hour(-1), &last)},
+		{"start after end", hour(5), hour(1), cronJob(hour(-1), &last)},
+		{"start == end, @every", hour(1), hour(1), every},
+		{"start after end, @every", hour(5), hour(1), every},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Backfill: backfillOf(tc.start, tc.end, 5), CronJob: tc.cj, Job: lookup(), Now: hour(10)}
+			p := Decide(in)
+			if len(p.Creates) != 0 || p.Status.Total != 0 {
+				t.Errorf("creates %v, total %d: the range names no time", createdTimes(p), p.Status.Total)
+			}
+			c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionBackfillComplete)
+			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonCompleted || !strings.HasPrefix(c.Message, "0 times") {
+				t.Errorf("Complete %+v, want True, %s, saying 0 times", c, ReasonCompleted)
+			}
+			if len(p.Events) != 1 || p.Events[0].Reason != ReasonCompleted {
+				t.Errorf("events %+v, want one %s", p.Events, ReasonCompleted)
+			}
+			settle(t, in, p)
+		})
+	}
+}
+
+// maxConcurrent below 1 is refused by the schema (minimum 1); stored past
+// it, the Backfill neither panics nor spins: a sync starts at most one Job
+// (today none: see TestMaxConcurrentBelowOneSaysWhyNothingIsCreated), and
+// the next sync, on the status it wrote and with its Jobs running, does
+// nothing (no create, no Event, no new status whose echo would queue it
+// again).
+func TestMaxConcurrentBelowOneNeitherCrashesNorSpins(t *testing.T) {
+	last := hour(10)
+	for _, max := range []int32{0, -1, math.MinInt32} {
+		in := Input{Backfill: backfillOf(hour(1), hour(4), max), CronJob: cronJob(hour(-1), &last), Job: lookup(), Now: hour(10)}
+		p := Decide(in)
+		if len(p.Creates) > 1 || p.Status.Total != 3 {
+			t.Errorf("maxConcurrent %d: creates %v, total %d; want at most one Job at a time", max, createdTimes(p), p.Status.Total)
+		}
+		var made []*testJob
+		for _, c := range p.Creates {
+			j := backfillJob(c.Time, "")
+			p.Created(c, j)
+			made = append(made, j)
+		}
+		in.Job = lookup(made...)
+		settle(t, in, p)
+	}
+}
+
+// DEFECT (fails today): with maxConcurrent below 1 (stored past the
+// schema) and every time of the range already passed by the CronJob, the
+// Backfill creates nothing, forever, and its condition says
+// WaitingForCronJob, "waiting for CronJob cj to pass the next time of the
+// range (it is settled until 10:00)", though the next time is 01:00: the
+// user is sent to wait on the CronJob for something that will never come.
+// It must either run (reading the value as 1, as the planner reads a
+// negative startingDeadlineSeconds as 0) or say that maxConcurrent is why
+// nothing is created.
+func TestMaxConcurrentBelowOneSaysWhyNothingIsCreated(t *testing.T) {
+	last := hour(10)
+	for _, max := range []int32{0, -1} {
+		p := Decide(Input{Backfill: backfillOf(hour(1), hour(4), max), CronJob: cronJob(hour(-1), &last), Job: lookup(), Now: hour(10)})
+		if len(p.Creates) > 0 {
+			continue
+		}
+		c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionBackfillComplete)
+		if c == nil || c.Reason == ReasonWaitingForCronJob || !strings.Contains(c.Message, "maxConcurrent") {
+			t.Errorf("maxConcurrent %d: nothing created and Complete %+v: it blames the CronJob, which is past every time of the range, instead of maxConcurrent", max, c)
 		}
 	}
 }

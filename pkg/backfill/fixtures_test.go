@@ -1,12 +1,15 @@
 package backfill
 
 // The package's shared test fixtures: a clock of whole hours, a CronJob and
-// a Backfill, and Jobs of either as the decision reads them.
+// a Backfill, Jobs of either as the decision reads them, and settle, the
+// next sync on a decided status.
 
 import (
+	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -92,4 +95,19 @@ func createdTimes(p *Plan) []time.Time {
 		ts = append(ts, c.Time)
 	}
 	return ts
+}
+
+// settle runs Decide again on the status it decided, as the next sync
+// would once that status is stored, and reports whether that sync would
+// do anything: create, emit an Event, or write a different status (whose
+// echo would queue yet another sync).
+func settle(t *testing.T, in Input, p *Plan) {
+	t.Helper()
+	bf := in.Backfill.DeepCopy()
+	bf.Status = p.Status
+	in.Backfill = bf
+	again := Decide(in)
+	if len(again.Creates) != 0 || len(again.Events) != 0 || !equality.Semantic.DeepEqual(again.Status, p.Status) {
+		t.Errorf("the next sync is not idle: creates %v, events %+v, status %+v after %+v", createdTimes(again), again.Events, again.Status, p.Status)
+	}
 }

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math/rand"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -135,4 +137,65 @@ func TestNegativeHistoryLimitDoesNotPanic(t *testing.T) {
 		}
 	}()
 	Decide(Input{CronJob: cj, Jobs: []Job{runOf(at(-time.Hour), batchv1.JobComplete)}, Now: ten})
+}
+
+// An empty schedule is refused by the schema (and @every below a second by
+// its CEL rules), but an object stored past it (an older CRD, a write
+// around validation) reaches Decide. It must say why nothing runs, as
+// ScheduleValid=False InvalidSchedule with a Warning quoting the schedule,
+// start no Job, and plan neither a next time nor a wake-up: a panic would
+// take the worker down for every CronJob, and a wake-up would spin on a
+// schedule that never fires. (A valid @every schedule runs: TestSyncCronJob
+// "@every 5m, two intervals after creation", TestSimulatedWalkEvery.)
+func TestUnusableScheduleStoredPastTheSchemaSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opt     func(*cronv1.CronJob)
+		message string
+	}{
+		{"empty", sched(""), `schedule "": empty spec string`},
+		{"blank", sched("  "), `schedule "  ": empty spec string`},
+		{"empty entry of spec.schedules", schedules(""), `spec.schedules[0]: schedule "": empty spec string`},
+		{"@every without an interval", sched("@every"), `schedule "@every"`},
+		{"@every 0s", sched("@every 0s"), `@every needs an interval of at least 1s`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(Input{CronJob: cronJob(last(at(-time.Hour)), tc.opt), Now: at(time.Second)})
+			c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionScheduleValid)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidSchedule || !strings.Contains(c.Message, tc.message) {
+				t.Errorf("ScheduleValid %+v, want False, %s, saying %q", c, ReasonInvalidSchedule, tc.message)
+			}
+			if got := names(p.Events, func(e Event) string { return e.Type + " " + e.Reason }); !slices.Equal(got, []string{"Warning " + ReasonInvalidSchedule}) {
+				t.Errorf("events %q, want one Warning %s", got, ReasonInvalidSchedule)
+			}
+			if len(p.Creates) != 0 || p.RequeueAfter != 0 || p.Status.NextScheduleTime != nil {
+				t.Errorf("creates %d, requeue %v, next %v: an unusable schedule starts nothing and plans no wake-up",
+					len(p.Creates), p.RequeueAfter, p.Status.NextScheduleTime)
+			}
+		})
+	}
+}
+
+// spec.timeZone "Local" (in any case) is refused by the schema: the
+// controller's local time is asked for by leaving timeZone unset. Stored
+// past the schema it is an unknown zone, never the controller's local time
+// (which would move the runs with the node the controller lands on):
+// ScheduleValid=False UnknownTimeZone naming the zone, no Job, no wake-up.
+func TestLocalTimeZoneStoredPastTheSchemaIsUnknown(t *testing.T) {
+	for _, z := range []string{"Local", "local", "LOCAL"} {
+		p := Decide(Input{CronJob: cronJob(last(at(-time.Hour)), zone(z)), Now: at(time.Second)})
+		c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionScheduleValid)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnknownTimeZone || !strings.Contains(c.Message, `"`+z+`"`) {
+			t.Errorf("%s: ScheduleValid %+v, want False, %s, naming the zone", z, c, ReasonUnknownTimeZone)
+		}
+		if len(p.Creates) != 0 || p.RequeueAfter != 0 || p.Status.NextScheduleTime != nil {
+			t.Errorf("%s: creates %d, requeue %v, next %v: an unknown zone starts nothing and plans no wake-up",
+				z, len(p.Creates), p.RequeueAfter, p.Status.NextScheduleTime)
+		}
+	}
+	// The message says what to do instead.
+	p := Decide(Input{CronJob: cronJob(zone("Local")), Now: at(time.Second)})
+	if c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionScheduleValid); c == nil || !strings.Contains(c.Message, "leave spec.timeZone unset") {
+		t.Errorf("ScheduleValid %+v: the message should say to leave spec.timeZone unset", c)
+	}
 }

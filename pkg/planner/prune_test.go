@@ -72,3 +72,46 @@ func TestPruneDoesNotWaitForAFutureScheduledJob(t *testing.T) {
 		}
 	}
 }
+
+// History limits of 0 delete every finished Job, but not one whose run the
+// stored status does not record yet, nor do they release its run-record
+// finalizer: the Job is then the run's only record, and a controller that
+// takes over before the status write lands would start the run again. Once
+// the stored status records the runs, they go.
+func TestZeroHistoryLimitsKeepAJobWhoseRunIsNotRecorded(t *testing.T) {
+	nine := holding(runOf(at(-time.Hour), batchv1.JobComplete))
+	tenJob := holding(runOf(ten, batchv1.JobFailed))
+	manual := unrecorded(manualJob("", "a", 1), "", "a", 1)
+	jobs := []Job{nine, tenJob, manual}
+	cj := cronJob(last(at(-time.Hour)), func(cj *cronv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit, cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](0), ptr.To[int32](0)
+	})
+	// Stored: 09:00 recorded. Decided, not stored yet: 10:00 and run-now "a".
+	written := cj.Status.DeepCopy()
+	cj.Status.LastScheduleTime = &metav1.Time{Time: ten}
+	cj.Status.LastRunNow, cj.Status.RunNowCount = "a", 1
+	cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "a"}
+
+	p := Decide(Input{CronJob: cj, Jobs: jobs, Now: at(time.Minute), Written: written})
+	for _, j := range []*fakeJob{tenJob, manual} {
+		if slices.ContainsFunc(p.Deletes, func(d Delete) bool { return d.UID == j.UID }) {
+			t.Errorf("deletes %s before the stored status records its run", j.Name)
+		}
+		if slices.ContainsFunc(p.Releases, func(r Release) bool { return r.UID == j.UID }) {
+			t.Errorf("releases %s before the stored status records its run", j.Name)
+		}
+	}
+	if !slices.ContainsFunc(p.Deletes, func(d Delete) bool { return d.UID == nine.UID }) {
+		t.Errorf("deletes %q: the recorded 09:00 Job is beyond the limit of 0", names(p.Deletes, func(d Delete) string { return d.Name }))
+	}
+
+	// Stored at last: every finished Job goes, its finalizer released.
+	p = Decide(Input{CronJob: cj, Jobs: jobs, Now: at(2 * time.Minute), Written: cj.Status.DeepCopy()})
+	for _, j := range jobs {
+		if !slices.ContainsFunc(p.Deletes, func(d Delete) bool { return d.UID == j.GetUID() }) ||
+			!slices.ContainsFunc(p.Releases, func(r Release) bool { return r.UID == j.GetUID() }) {
+			t.Errorf("once recorded, deletes %q and releases %q, want %s among both", names(p.Deletes, func(d Delete) string { return d.Name }),
+				names(p.Releases, func(r Release) string { return r.Name }), j.GetName())
+		}
+	}
+}

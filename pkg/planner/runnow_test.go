@@ -262,3 +262,52 @@ func TestRunNowChangedBeforeWriteStartsNoSecondJobAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+// Under Replace a run-now is a request by hand, not a scheduled run: it
+// replaces nothing, so the scheduled Job still running is not deleted. The
+// next scheduled run replaces every active Job, the run-now one included:
+// Replace means a scheduled run never overlaps an earlier Job.
+func TestReplaceRunNowDeletesNoScheduledJobAndTheNextRunDeletesIt(t *testing.T) {
+	nine := runOf(at(-time.Hour), "")
+	cj := cronJob(last(at(-time.Hour)), concurrency(cronv1.ReplaceConcurrent), active(nine), runNowValue("now"))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{nine}, Now: at(-30 * time.Minute)})
+	if len(p.Creates) != 1 || !p.Creates[0].Manual || len(p.Deletes) != 0 {
+		t.Fatalf("run-now at 09:30: creates %q, deletes %q; want the run-now Job alone, nothing deleted",
+			names(p.Creates, func(c Create) string { return c.Job.Name }), names(p.Deletes, func(d Delete) string { return d.Name }))
+	}
+	made := startAll(p)
+	cj.Status = p.Status
+
+	p = Decide(Input{CronJob: cj, Jobs: []Job{nine, made[0]}, Now: at(time.Second)})
+	deleted := names(p.Deletes, func(d Delete) string { return string(d.Reason) + " " + d.Name })
+	slices.Sort(deleted)
+	want := []string{string(DeleteReplace) + " " + made[0].Name, string(DeleteReplace) + " " + nine.Name}
+	slices.Sort(want)
+	if !slices.Equal(deleted, want) {
+		t.Errorf("10:00 under Replace deletes %q, want the 09:00 Job and the run-now Job %q", deleted, want)
+	}
+	if got := names(p.Creates, func(c Create) string { return c.Job.Name }); !slices.Equal(got, hours(10)) {
+		t.Errorf("10:00 creates %q, want the 10:00 run alone", got)
+	}
+}
+
+// A run-now value, a schedule edit and suspend seen in one sync give one
+// Job: the run-now one (a request by hand runs whatever suspend says).
+// The edit names 10:00 too, so were suspend overlooked the 10:00 run would
+// start beside it; and once started, the same sync state again starts none.
+func TestRunNowScheduleEditAndSuspendInOneSyncStartOneJob(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), seen("0 * * * *", "UTC"), sched("0 */2 * * *"), runNowValue("now"),
+		func(cj *cronv1.CronJob) { cj.Spec.Suspend = new(true) })
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if len(p.Creates) != 1 || !p.Creates[0].Manual {
+		t.Fatalf("creates %q, want exactly the run-now Job", names(p.Creates, func(c Create) string { return c.Job.Name }))
+	}
+	if p.Status.ResolvedSchedule != "0 */2 * * *" {
+		t.Errorf("resolvedSchedule %q: the edit was not taken in the same sync", p.Status.ResolvedSchedule)
+	}
+	made := startAll(p)
+	cj.Status = p.Status
+	if p := Decide(Input{CronJob: cj, Jobs: asJobs(made), Now: at(2 * time.Second)}); len(p.Creates) != 0 {
+		t.Errorf("the next sync creates %q, want nothing", names(p.Creates, func(c Create) string { return c.Job.Name }))
+	}
+}

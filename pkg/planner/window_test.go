@@ -301,3 +301,40 @@ func TestAdoptionWithHistoryCountsOnlyWithinTheWindow(t *testing.T) {
 		t.Errorf("missed %v, want Superseded:2 (09:00, 09:30)", got)
 	}
 }
+
+// Both bounds of the active window are included: a scheduled time exactly
+// on notBefore or notAfter is a run, also when the walk reaches it from
+// before the window (Next jumps to notBefore), on an @every grid, when an
+// earlier schedule in force must name it too, and when the window is that
+// one instant. A bound read as excluded would silently drop the first or
+// the last run a user asked for.
+func TestNotBeforeAndNotAfterOnAScheduledTimeIncludeIt(t *testing.T) {
+	for _, tc := range []windowCase{
+		{name: "notBefore on a scheduled time, reached from before the window",
+			cronJob: cronJob(last(at(-2*time.Hour)), notBefore(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "notBefore on a scheduled time, never run",
+			cronJob: cronJob(notBefore(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "notBefore on a point of the @every grid",
+			cronJob: cronJob(sched("@every 30m"), last(at(-time.Hour)), notBefore(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantNext: at(30 * time.Minute), wantRequeue: 30*time.Minute - time.Second},
+		{name: "notAfter on a scheduled time, reached late: it starts, the one before is superseded",
+			cronJob: cronJob(last(at(-2*time.Hour)), notAfter(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1},
+			wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "notAfter on a point of the @every grid",
+			cronJob: cronJob(sched("@every 30m"), last(at(-time.Hour)), notAfter(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantMissed: map[string]int64{cronv1.MissedSuperseded: 1},
+			wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "a window of that one instant",
+			cronJob: cronJob(last(at(-2*time.Hour)), notBefore(ten), notAfter(ten)), now: at(time.Second),
+			wantCreates: hours(10), wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+		{name: "a window of that one instant, an earlier @every in force must name it too",
+			cronJob: cronJob(sched("@every 30m"), last(at(-30*time.Minute)), seen("@every 30m", "UTC"),
+				history("@every 30m", "Europe/Berlin", at(time.Minute)), notBefore(ten), notAfter(ten)), now: at(2 * time.Minute),
+			wantCreates: hours(10), wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
