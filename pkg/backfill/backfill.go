@@ -272,7 +272,9 @@ func (p *Plan) adoptUnrecorded(own []OwnJob, times map[time.Time]bool) {
 func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, times []time.Time) {
 	st := &p.Status
 	settled := planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)
-	limit := int(ptr.Deref(p.bf.Spec.MaxConcurrent, 1))
+	// At least one: a value below it (refused by the schema, stored past
+	// it) would hold every time back forever.
+	limit := max(int(ptr.Deref(p.bf.Spec.MaxConcurrent, 1)), 1)
 	// A Backfill being deleted (in the foreground: it waits for its Jobs)
 	// creates nothing more; its Jobs are still counted and released.
 	suspended := ptr.Deref(p.bf.Spec.Suspend, false) || p.bf.DeletionTimestamp != nil
