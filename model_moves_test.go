@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -396,6 +397,12 @@ func (w *modelWalk) runRecorded(x *modelCJ, r *modelJobRec) bool {
 			if planner.RunNowKey(v) == st.LastRunNow && slices.Contains(w.manualNames(x, v), r.name) {
 				return true
 			}
+		}
+		// A later request handled settles this one too: no status from
+		// here on can start it again (its request number is covered).
+		if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, r.name)]; ok {
+			seq, err := strconv.ParseInt(j.Annotations[cronv1.RunNowSeqAnnotation], 10, 64)
+			return err == nil && seq > 0 && st.RunNowCount >= seq
 		}
 		return false
 	}
