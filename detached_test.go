@@ -110,3 +110,42 @@ func TestDetachedJobKeepsItsRecordUntilTheRunIsRecorded(t *testing.T) {
 		t.Errorf("writes %q: the finalizer stayed after the status recorded the run", writes)
 	}
 }
+
+// A Job detached before the stored status records its run keeps the
+// run-record finalizer until the status does, also once it is deleted (a
+// TTL after it finished, a user): the finalizer is then all that keeps the
+// run's name taken. Here the process that created the Job crashed before
+// its status write, and the Job was detached and deleted before the next
+// leader started; that one meets it Terminating. Released at once, the Job
+// goes and the run starts a second time.
+func TestDetachedJobDeletedBeforeItsRunIsRecordedKeepsItsRecord(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	unrecorded := newJob(topOfHour, succeeded, holdingRecord, detached, func(j *batchv1.Job) {
+		j.DeletionTimestamp = &metav1.Time{Time: at(4 * time.Second)}
+	})
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	f.jobs = []*batchv1.Job{unrecorded}
+	ctl, kubeFactory, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+
+	// The new leader's informer delivers the Job; the workers sync what
+	// that queued, and the CronJob.
+	ctl.addJob(slim.NewJob(unrecorded))
+	drainSyncs(t, ctx, ctl)
+	if liveJob(t, ctx, f, unrecorded.Name) == nil {
+		t.Errorf("writes %q: the detached Job's finalizer went while no stored status records its run",
+			describe(f.kubeclient.Actions(), true))
+		// The cache follows: the Job is gone.
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(unrecorded)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ctl.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) &&
+		liveJob(t, ctx, f, jobName(topOfHour)) != nil {
+		t.Errorf("writes %q: the run of 10:00 started a second time", writes)
+	}
+}
