@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -147,5 +148,33 @@ func TestDetachedJobDeletedBeforeItsRunIsRecordedKeepsItsRecord(t *testing.T) {
 	if writes := describe(f.kubeclient.Actions(), true); slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) &&
 		liveJob(t, ctx, f, jobName(topOfHour)) != nil {
 		t.Errorf("writes %q: the run of 10:00 started a second time", writes)
+	}
+}
+
+// Run-now "a" and then "b" are started while their status writes wait (a
+// burst), and the process crashes: only the Jobs say "b" was handled, b's
+// following a's. If a user detached a's Job meanwhile, the chain from the
+// stored lastRunNow to b's Job must still hold: the restarted controller
+// must not start "b" a second time.
+func TestDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
+	})
+	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
+	ja.UID = "uid-a"
+	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
+	jb.UID = "uid-b"
+	detached(ja) // by a user, before any status recorded "a"
+	f.jobs = []*batchv1.Job{ja, jb}
+	c, _, _ := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if strings.HasPrefix(a, "create jobs") {
+			t.Errorf("after the restart: %s, but run-now b already has Job %s: b runs twice", a, jb.Name)
+		}
 	}
 }
