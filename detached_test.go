@@ -178,3 +178,30 @@ func TestDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T) {
 		}
 	}
 }
+
+// Under Replace a Job the user detached is not deleted, also when the
+// Job cache has not caught up with the detach yet (the sync runs within
+// the watch's lag): the delete must not land on a Job the CronJob no
+// longer controls.
+func TestReplaceDoesNotDeleteAJobDetachedWhileTheCacheLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	prev := at(-time.Hour)
+	kept := newJob(prev, running)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(kept), policy(cronv1.ReplaceConcurrent))
+	f.jobs = []*batchv1.Job{kept}
+	ctl, _, _ := f.newController(ctx)
+	// The user detaches it; the watch event is still on its way.
+	live := liveJob(t, ctx, f, kept.Name)
+	detached(live)
+	if _, err := f.kubeclient.BatchV1().Jobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeclient.ClearActions()
+	if _, err := ctl.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if liveJob(t, ctx, f, kept.Name) == nil {
+		t.Errorf("writes %q: Replace deleted the Job the user had detached", describe(f.kubeclient.Actions(), true))
+	}
+}
