@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -299,5 +300,48 @@ func TestAdoptionWithHistoryCountsOnlyWithinTheWindow(t *testing.T) {
 	p := Decide(Input{CronJob: cj, Jobs: []Job{runOf(ten, "")}, Now: at(time.Minute)})
 	if got := missedOf(p.Status); got[cronv1.MissedSuperseded] != 2 || len(got) != 1 {
 		t.Errorf("missed %v, want Superseded:2 (09:00, 09:30)", got)
+	}
+}
+
+// The status a decision writes is one the API server can store: its times
+// are RFC 3339 date-times, years 0000-9999 (the schema's format:
+// date-time). A window that opens late in 9999 (the schema accepts
+// notBefore 9999-12-31T23:00:00Z), or an @every grid whose next point lies
+// past 9999, has no next time the status can hold; written as
+// 10000-01-01T00:00:00Z, every status write of the CronJob is refused
+// (422), so nothing it decides (a run-now handled, a Job's run recorded,
+// its finalizer released) is ever stored.
+func TestStatusTimesAfterYear9999AreNotWritten(t *testing.T) {
+	for _, c := range []struct {
+		schedule  string
+		notBefore time.Time
+	}{
+		{"0 0 * * *", time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC)},
+		{"@every 2h", time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC)},
+		{"@every 2562047h", time.Date(9950, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		p := Decide(Input{CronJob: cronJob(sched(c.schedule), notBefore(c.notBefore)), Now: at(0)})
+		b, err := json.Marshal(p.Status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back cronv1.CronJobStatus
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Errorf("%s, notBefore %v: nextScheduleTime %v: the status does not read back as RFC 3339: %v",
+				c.schedule, c.notBefore, p.Status.NextScheduleTime, err)
+		}
+	}
+}
+
+// spec.notAfter 0001-01-01T00:00:00Z (the schema accepts it) is a window
+// that closed long ago: the status says Expired, and no scheduled run
+// starts. Read as Go's zero time, it must not become "no notAfter".
+func TestNotAfterAtYearOneEndsTheSchedule(t *testing.T) {
+	cj := cronJob(notAfter(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), last(at(-time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Second)})
+	expired := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+	if len(p.Creates) != 0 || p.Status.NextScheduleTime != nil {
+		t.Errorf("Expired %+v, yet creates %d Job(s), nextScheduleTime %v: the window ended in year 1",
+			expired, len(p.Creates), p.Status.NextScheduleTime)
 	}
 }
