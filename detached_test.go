@@ -205,3 +205,49 @@ func TestReplaceDoesNotDeleteAJobDetachedWhileTheCacheLags(t *testing.T) {
 		t.Errorf("writes %q: Replace deleted the Job the user had detached", describe(f.kubeclient.Actions(), true))
 	}
 }
+
+// A run whose status write failed, its Job then detached, and the spec
+// edited before the retry (the kept decision is stale, so lastScheduleTime
+// goes back to the stored one): the run started, and the retry must not
+// count it as not started (NameTaken, with a Warning that the run "is not
+// started") because its Job, which the CronJob made, is no longer its.
+func TestDetachedJobOfAnOvertakenDecisionIsNotCountedNameTaken(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	ctl, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, ctl, key, "the 10:00 run's status write")
+	stop()
+	started := liveJob(t, ctx, f, jobName(topOfHour))
+	if started == nil {
+		t.Fatal("the 10:00 run did not start")
+	}
+	cacheJob(t, kubeFactory, started) // the create's echo
+	ctl.addJob(slim.NewJob(started))
+
+	// The user edits the template and detaches the Job.
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels["app"] = "hello-2" })
+	detachedJob := started.DeepCopy()
+	detached(detachedJob)
+	detachedJob, err := f.kubeclient.BatchV1().Jobs("default").Update(ctx, detachedJob, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detachedJob.ResourceVersion = "7"
+	cacheJob(t, kubeFactory, detachedJob)
+	ctl.updateJob(slim.NewJob(started), slim.NewJob(detachedJob))
+
+	if _, err := ctl.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	st := f.writtenStatus()
+	if st == nil {
+		t.Fatal("no status written")
+	}
+	if n := missedCount(st.Status, cronv1.MissedNameTaken); n != 0 || st.Status.LastScheduleTime == nil || st.Status.LastScheduleTime.Time.Before(topOfHour) {
+		t.Errorf("status lastScheduleTime %v, %d run(s) NameTaken, events %q: the 10:00 run, which started, is counted as not started",
+			st.Status.LastScheduleTime, n, f.events())
+	}
+}
