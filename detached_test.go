@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -160,5 +161,124 @@ func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
 				t.Errorf("events %q, want MissingJob", events)
 			}
 		})
+	}
+}
+
+func TestDetachedJobDeletedBeforeItsRunIsRecordedKeepsItsRecord(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	unrecorded := newJob(topOfHour, succeeded, holdingRecord, detached, func(j *batchv1.Job) {
+		j.DeletionTimestamp = &metav1.Time{Time: at(4 * time.Second)}
+	})
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	f.jobs = []*batchv1.Job{unrecorded}
+	ctl, kubeFactory, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+
+	// The new leader's informer delivers the Job; the workers sync what
+	// that queued, and the CronJob.
+	ctl.addJob(slim.NewJob(unrecorded))
+	drainSyncs(t, ctx, ctl)
+	if liveJob(t, ctx, f, unrecorded.Name) == nil {
+		t.Errorf("writes %q: the detached Job's finalizer went while no stored status records its run",
+			describe(f.kubeclient.Actions(), true))
+		// The cache follows: the Job is gone.
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(unrecorded)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ctl.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) &&
+		liveJob(t, ctx, f, jobName(topOfHour)) != nil {
+		t.Errorf("writes %q: the run of 10:00 started a second time", writes)
+	}
+}
+
+func TestDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
+	})
+	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
+	ja.UID = "uid-a"
+	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
+	jb.UID = "uid-b"
+	detached(ja) // by a user, before any status recorded "a"
+	f.jobs = []*batchv1.Job{ja, jb}
+	c, _, _ := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if strings.HasPrefix(a, "create jobs") {
+			t.Errorf("after the restart: %s, but run-now b already has Job %s: b runs twice", a, jb.Name)
+		}
+	}
+}
+
+func TestReplaceDoesNotDeleteAJobDetachedWhileTheCacheLags(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	prev := at(-time.Hour)
+	kept := newJob(prev, running)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(prev), activeJobs(kept), policy(cronv1.ReplaceConcurrent))
+	f.jobs = []*batchv1.Job{kept}
+	ctl, _, _ := f.newController(ctx)
+	// The user detaches it; the watch event is still on its way.
+	live := liveJob(t, ctx, f, kept.Name)
+	detached(live)
+	if _, err := f.kubeclient.BatchV1().Jobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeclient.ClearActions()
+	if _, err := ctl.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if liveJob(t, ctx, f, kept.Name) == nil {
+		t.Errorf("writes %q: Replace deleted the Job the user had detached", describe(f.kubeclient.Actions(), true))
+	}
+}
+
+func TestDetachedJobOfAnOvertakenDecisionIsNotCountedNameTaken(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	ctl, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, ctl, key, "the 10:00 run's status write")
+	stop()
+	started := liveJob(t, ctx, f, jobName(topOfHour))
+	if started == nil {
+		t.Fatal("the 10:00 run did not start")
+	}
+	cacheJob(t, kubeFactory, started) // the create's echo
+	ctl.addJob(slim.NewJob(started))
+
+	// The user edits the template and detaches the Job.
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels["app"] = "hello-2" })
+	detachedJob := started.DeepCopy()
+	detached(detachedJob)
+	detachedJob, err := f.kubeclient.BatchV1().Jobs("default").Update(ctx, detachedJob, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detachedJob.ResourceVersion = "7"
+	cacheJob(t, kubeFactory, detachedJob)
+	ctl.updateJob(slim.NewJob(started), slim.NewJob(detachedJob))
+
+	if _, err := ctl.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	st := f.writtenStatus()
+	if st == nil {
+		t.Fatal("no status written")
+	}
+	if n := missedCount(st.Status, cronv1.MissedNameTaken); n != 0 || st.Status.LastScheduleTime == nil || st.Status.LastScheduleTime.Time.Before(topOfHour) {
+		t.Errorf("status lastScheduleTime %v, %d run(s) NameTaken, events %q: the 10:00 run, which started, is counted as not started",
+			st.Status.LastScheduleTime, n, f.events())
 	}
 }

@@ -49,3 +49,22 @@ func TestCatchUpAllRetryStartsEachRunOnce(t *testing.T) {
 		})
 	}
 }
+
+// An @every edit seen after centuries of missed runs (lastScheduleTime set
+// by hand to catch up from 1700: longer than a duration holds) starts the
+// most recent run both grids name, as it does after decades: 10:00 lies
+// on the 1h and the 2h grid from the settled point. Whether the old
+// schedule names a time is grid arithmetic over the span from the settled
+// point, and that span must not saturate.
+func TestEveryEditAfterCenturiesStartsTheRunBothGridsName(t *testing.T) {
+	for _, base := range []time.Time{
+		time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		cj := cronJob(last(base), sched("@every 2h"), seen("@every 1h", "UTC"))
+		p := Decide(Input{CronJob: cj, Now: at(30 * time.Minute)})
+		if got := createdTimes(p); len(got) != 1 || !p.Creates[0].Time.Equal(ten) {
+			t.Errorf("settled at %v: creates %v, missed %v; want the 10:00 run, which both grids name", base, got, missedOf(p.Status))
+		}
+	}
+}

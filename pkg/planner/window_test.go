@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"encoding/json"
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
@@ -336,5 +337,37 @@ func TestNotBeforeAndNotAfterOnAScheduledTimeIncludeIt(t *testing.T) {
 			wantCreates: hours(10), wantExpired: metav1.ConditionTrue, wantEvents: []string{"Normal Expired"}},
 	} {
 		t.Run(tc.name, tc.run)
+	}
+}
+
+func TestStatusTimesAfterYear9999AreNotWritten(t *testing.T) {
+	for _, c := range []struct {
+		schedule  string
+		notBefore time.Time
+	}{
+		{"0 0 * * *", time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC)},
+		{"@every 2h", time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC)},
+		{"@every 2562047h", time.Date(9950, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		p := Decide(Input{CronJob: cronJob(sched(c.schedule), notBefore(c.notBefore)), Now: at(0)})
+		b, err := json.Marshal(p.Status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back cronv1.CronJobStatus
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Errorf("%s, notBefore %v: nextScheduleTime %v: the status does not read back as RFC 3339: %v",
+				c.schedule, c.notBefore, p.Status.NextScheduleTime, err)
+		}
+	}
+}
+
+func TestNotAfterAtYearOneEndsTheSchedule(t *testing.T) {
+	cj := cronJob(notAfter(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), last(at(-time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Second)})
+	expired := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+	if len(p.Creates) != 0 || p.Status.NextScheduleTime != nil {
+		t.Errorf("Expired %+v, yet creates %d Job(s), nextScheduleTime %v: the window ended in year 1",
+			expired, len(p.Creates), p.Status.NextScheduleTime)
 	}
 }
