@@ -89,7 +89,7 @@ func (c *candidates) refusal(t time.Time) (bound time.Time, allowed bool) {
 // its grid from the last run settled, as the schedule in force counts them.
 func (c *candidates) names(s *schedule.Schedule, t time.Time) bool {
 	if every, ok := s.Every(); ok {
-		return t.Sub(c.base.Truncate(time.Second))%every == 0 && s.InWindow(t)
+		return schedule.OnGrid(c.base.Truncate(time.Second), t, every) && s.InWindow(t)
 	}
 	return s.Names(t)
 }

@@ -719,6 +719,11 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 			Message: fmt.Sprintf("schedule %s: %v", quote(ScheduleText(p.cj)), err)})
 		return
 	}
+	if due.Next.After(lastStorable) {
+		// No status can hold it (RFC 3339 has four-digit years), and no
+		// controller will live to see it: as good as never.
+		due.Next = time.Time{}
+	}
 	st.NextScheduleTime = timeOrNil(due.Next)
 	if !due.Next.IsZero() {
 		p.requeueBy(due.Next)
@@ -1067,6 +1072,10 @@ func (p *Plan) countActive() { p.Status.ActiveCount = int32(len(p.Status.Active)
 func activeIndex(active []corev1.ObjectReference, uid types.UID) int {
 	return slices.IndexFunc(active, func(r corev1.ObjectReference) bool { return r.UID == uid })
 }
+
+// lastStorable is the last instant a status can hold: the API server reads
+// times as RFC 3339, whose years have four digits.
+var lastStorable = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 func timeOrNil(t time.Time) *metav1.Time {
 	if t.IsZero() {

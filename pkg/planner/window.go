@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
@@ -64,9 +65,16 @@ func (p *Plan) inWindow(sched *schedule.Schedule) *schedule.Schedule {
 	return sched.Within(timeOf(spec.NotBefore), timeOf(spec.NotAfter))
 }
 
+// timeOf is a window bound as a schedule takes it. The first instant of
+// year 1 is Go's zero time, which a schedule reads as no bound: as a bound
+// it stands a nanosecond later, where nothing is scheduled either, so a
+// window that ended then has ended.
 func timeOf(t *metav1.Time) *time.Time {
 	if t == nil {
 		return nil
+	}
+	if t.IsZero() {
+		return ptr.To(t.Add(time.Nanosecond))
 	}
 	return &t.Time
 }

@@ -50,3 +50,12 @@ func addSteps(t time.Time, k int64, every time.Duration) time.Time {
 	}
 	return time.Unix(t.Unix()+k*int64(every/time.Second), int64(t.Nanosecond())).In(t.Location())
 }
+
+// OnGrid reports whether t is a point of the grid from base in steps of
+// every (whole seconds, as @every keeps them), however far apart the two.
+func OnGrid(base, t time.Time, every time.Duration) bool {
+	if t.Before(base) {
+		return false
+	}
+	return addSteps(base, stepsBetween(base, t, every), every).Equal(t)
+}
