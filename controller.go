@@ -46,6 +46,11 @@ const controllerAgentName = "cronjob-controller"
 // them, so a sync finds its Jobs without scanning a namespace.
 const jobsByControllerUID = "jobsByControllerUID"
 
+// jobsByRecordOf indexes the Jobs a user detached from a CronJob before its
+// status recorded their runs by that CronJob's UID: they are still the
+// records of its runs (planner.Input.Records).
+const jobsByRecordOf = "jobsByRecordOf"
+
 // eventLogVerbosity is the -v at which each Event is also logged (as the
 // built-in CronJob controller does): the Events are on the API server, and
 // at -v=0 the line was 3 % of a firing's CPU (docs/benchmarks.md).
@@ -208,7 +213,7 @@ func NewController(
 	if err := cronJobInformer.Informer().SetTransform(slim.FromCronJob); err != nil {
 		return nil, fmt.Errorf("setting the CronJob transform: %w", err)
 	}
-	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID}); err != nil {
+	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID, jobsByRecordOf: indexByRecordOf}); err != nil {
 		return nil, fmt.Errorf("adding the Job index: %w", err)
 	}
 	if err := c.watchCalendars(); err != nil {
@@ -253,6 +258,17 @@ func indexByControllerUID(obj any) ([]string, error) {
 	}
 	if ref := job.ControllerOf(j); ref != nil {
 		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// indexByRecordOf keys a Job detached from its CronJob before its run was
+// recorded by the UID of that CronJob (job.RecordOf).
+func indexByRecordOf(obj any) ([]string, error) {
+	if j, ok := obj.(metav1.Object); ok {
+		if uid := job.RecordOf(j); uid != "" {
+			return []string{string(uid)}, nil
+		}
 	}
 	return nil, nil
 }
@@ -832,7 +848,16 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
 		}
 	}
+	records, err := c.jobIndexer.ByIndex(jobsByRecordOf, string(cj.UID))
+	if err != nil {
+		return nil, fmt.Errorf("listing detached Jobs of %s: %w", klog.KObj(cj), err)
+	}
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
+	for _, o := range records {
+		if r, ok := o.(*slim.Job); ok {
+			v.input.Records = append(v.input.Records, r)
+		}
+	}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue
@@ -1027,6 +1052,21 @@ func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, create
 // deleteOwnedJob deletes one Job of cj (only if it still has the planned UID)
 // and reports the outcome to plan. A Job already gone is not an error.
 func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d planner.Delete, plan *planner.Plan) error {
+	if d.Reason == planner.DeleteReplace {
+		// A running Job, read live first, as the built-in does: a user
+		// may have detached it since the cache saw it, and a Job the
+		// CronJob no longer controls is not its to delete.
+		live, err := c.jobs.Get(ctx, cj.Namespace, d.Name)
+		switch {
+		case err == nil && live.UID == d.UID && !job.IsControlledBy(live, string(cj.UID)):
+			klog.FromContext(ctx).V(2).Info("Not replacing a Job the CronJob no longer controls", "job", klog.KRef(cj.Namespace, d.Name))
+			plan.AlreadyGone(d)
+			return nil
+		case err != nil && !apierrors.IsNotFound(err):
+			plan.DeleteFailed(d, err)
+			return fmt.Errorf("reading Job %s to replace it: %w", d.Name, err)
+		}
+	}
 	err := c.jobs.Delete(ctx, cj.Namespace, d.Name, d.UID)
 	switch {
 	case err == nil:

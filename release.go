@@ -129,14 +129,21 @@ func (c *Controller) noteOrphan(j *slim.Job, owner *metav1.OwnerReference, final
 		return
 	}
 	if owner == nil {
-		// Controlled by no CronJob (orphaned by a delete that kept its
-		// Jobs, or edited by hand): no run of any CronJob's depends on
-		// it, so once someone deletes it, it goes. Noted under a key of
-		// its own name, which no CronJob controls it by.
 		if j.DeletionTimestamp == nil {
 			return
 		}
-		owner = &metav1.OwnerReference{Name: j.Name}
+		if uid := job.RecordOf(j); uid != "" {
+			// Detached from a CronJob that may not have recorded its run:
+			// noted under that CronJob's key, whose sync releases it once
+			// the run is recorded, or at once if the CronJob is gone.
+			owner = &metav1.OwnerReference{Name: job.CronJobNameOf(j.Name), UID: uid}
+		} else {
+			// Controlled by no CronJob and made for none we can name
+			// (made before Jobs said whose they were): once someone
+			// deletes it, it goes. Noted under a key of its own name,
+			// which no CronJob controls it by.
+			owner = &metav1.OwnerReference{Name: j.Name}
+		}
 	}
 	key := cache.ObjectName{Namespace: j.Namespace, Name: owner.Name}
 	c.orphans.add(key, orphan{name: j.Name, uid: j.UID, owner: owner.UID, finalizers: finalizers})

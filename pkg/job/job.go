@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -107,6 +108,7 @@ func fromTemplate(cj *cronv1.CronJob, name, annotationKey, annotationValue strin
 		annotations[k] = v
 	}
 	annotations[annotationKey] = annotationValue
+	annotations[cronv1.CronJobUIDAnnotation] = string(cj.UID)
 	var labels map[string]string
 	if len(tmpl.Labels) > 0 {
 		labels = make(map[string]string, len(tmpl.Labels))
@@ -125,6 +127,29 @@ func fromTemplate(cj *cronv1.CronJob, name, annotationKey, annotationValue strin
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
+}
+
+// RecordOf is the UID of the CronJob that j, a Job it no longer controls
+// (a user removed the owner reference), was made for, while j still holds
+// RunRecordFinalizer: the record of a run that CronJob's status does not
+// record yet. "" for any other Job.
+func RecordOf(j metav1.Object) types.UID {
+	if ControllerOf(j) != nil || !HoldsRunRecord(j) {
+		return ""
+	}
+	if r, ok := j.(interface{ RecordOf() types.UID }); ok {
+		return r.RecordOf()
+	}
+	return types.UID(j.GetAnnotations()[cronv1.CronJobUIDAnnotation])
+}
+
+// CronJobNameOf is the name of the CronJob a Job of this controller's naming
+// (Name, ManualName) was made for.
+func CronJobNameOf(jobName string) string {
+	if i := strings.LastIndexByte(jobName, '-'); i > 0 {
+		return jobName[:i]
+	}
+	return jobName
 }
 
 // IsControlledBy reports whether the controller of j is a CronJob of this

@@ -123,6 +123,13 @@ type Input struct {
 	// nor in Gone nor in Detached stays active: only the API server can
 	// say it is gone.
 	Gone map[types.UID]bool
+	// Records are Jobs made for the CronJob that a user detached (removed
+	// the owner reference) before its status recorded their runs: they
+	// still hold the run-record finalizer. Not the CronJob's to track,
+	// count, prune or delete, but each is the record of a run started, so
+	// the run is neither started again nor counted missed, and the
+	// finalizer goes once a written status records it.
+	Records []Job
 	// Detached holds the UIDs of Jobs in status.active that still exist
 	// but that the CronJob no longer controls (a user removed the owner
 	// reference): they are no longer its runs to track, hold back or
@@ -252,12 +259,21 @@ func (p *Plan) Wants(c Create) bool {
 // Decide plans what a sync of in.CronJob does at in.Now.
 func Decide(in Input) *Plan {
 	cj := in.CronJob
-	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: in.Jobs}
+	// Every Job that records a run of the CronJob: its own and those
+	// detached before their runs were recorded.
+	all := in.Jobs
+	if len(in.Records) > 0 {
+		all = append(slices.Clip(in.Jobs), in.Records...)
+	}
+	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
 
 	settled := p.settledUntil()
 	p.reconcileActive(in.Jobs, in.Gone, in.Detached)
+	for _, r := range in.Records {
+		p.adoptRun(r)
+	}
 	if p.settledUntil().After(settled) {
 		p.adoptedFrom = settled
 	}
@@ -266,11 +282,11 @@ func Decide(in Input) *Plan {
 		written = &cj.Status
 	}
 	p.pruneHistory(in.Jobs, written)
-	p.planReleases(in.Jobs, written)
+	p.planReleases(all, written)
 	if cj.DeletionTimestamp != nil {
 		return p
 	}
-	p.planRunNow(in.Jobs)
+	p.planRunNow(all)
 	p.excl = p.resolveCalendars(in.Calendars, in.CalendarCache)
 	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
@@ -282,7 +298,7 @@ func Decide(in Input) *Plan {
 		p.Status.NextScheduleTime = nil
 		return p
 	}
-	p.planRuns(sched, in.Jobs)
+	p.planRuns(sched, all)
 	return p
 }
 
@@ -307,13 +323,7 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 					"Saw a job that the controller did not create: %s; it is tracked as active", j.GetName())
 			}
 		}
-		// Any run the CronJob controls was started, finished or not: a
-		// status write lost to a crash must not make it due again. A time
-		// still to come (a Job made by hand, a clock that was ahead) is no
-		// run of ours yet, and must not silence the runs before it.
-		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.After(p.now) && (st.LastScheduleTime == nil || at.After(st.LastScheduleTime.Time)) {
-			st.LastScheduleTime = &metav1.Time{Time: at}
-		}
+		p.adoptRun(j)
 		if done := j.CompletionTime(); finished == batchv1.JobComplete && done != nil &&
 			(st.LastSuccessfulTime == nil || done.After(st.LastSuccessfulTime.Time)) {
 			st.LastSuccessfulTime = done.DeepCopy()
@@ -332,6 +342,18 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 		}
 		return true
 	})
+}
+
+// adoptRun moves lastScheduleTime to the run of j, a Job made for the
+// CronJob, if it is newer. Any run the CronJob made a Job for was started,
+// finished or not: a status write lost to a crash must not make it due
+// again. A time still to come (a Job made by hand, a clock that was ahead)
+// is no run of ours yet, and must not silence the runs before it.
+func (p *Plan) adoptRun(j Job) {
+	st := &p.Status
+	if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.After(p.now) && (st.LastScheduleTime == nil || at.After(st.LastScheduleTime.Time)) {
+		st.LastScheduleTime = &metav1.Time{Time: at}
+	}
 }
 
 // pruneHistory deletes the finished Jobs beyond the history limits. A Job

@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
@@ -39,7 +40,14 @@ type Job struct {
 	hasRunNow                bool
 	finished                 batchv1.JobConditionType
 	startTime, completedTime *metav1.Time
+	// recordOf is the CronJob a Job detached from it was made for, while
+	// it holds the run-record finalizer (job.RecordOf).
+	recordOf types.UID
 }
+
+// RecordOf is the UID of the CronJob a detached Job holding the run-record
+// finalizer was made for; use job.RecordOf, which also checks the rest.
+func (s *Job) RecordOf() types.UID { return s.recordOf }
 
 // FromJob is the Job informer's transform: a *batchv1.Job becomes a *Job,
 // anything else (a tombstone, a *Job already) passes through.
@@ -84,8 +92,9 @@ func NewJob(j *batchv1.Job) *Job {
 			return s
 		}
 		// Detached from its CronJob before its run was recorded: which run
-		// it is says when the finalizer may go (once the CronJob's stored
-		// status records it).
+		// it is, and whose, say when the finalizer may go (once that
+		// CronJob's stored status records it).
+		s.recordOf = types.UID(j.Annotations[cronv1.CronJobUIDAnnotation])
 	}
 	s.scheduledAt, _ = job.ScheduledAt(j)
 	s.manual = j.Annotations[cronv1.InstantiateAnnotation] == job.Manual

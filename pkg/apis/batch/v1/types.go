@@ -72,6 +72,12 @@ const (
 	// was created for (RFC 3339, in the CronJob's time zone).
 	ScheduledAtAnnotation = "batch.tutorial.kubebuilder.io/scheduled-at"
 
+	// CronJobUIDAnnotation records, on every Job the controller creates, the
+	// UID of the CronJob it was made for. A user may remove the owner
+	// reference; until the CronJob's status records the Job's run, the Job
+	// is still that run's record, and this says whose.
+	CronJobUIDAnnotation = "batch.tutorial.kubebuilder.io/cronjob-uid"
+
 	// ConditionScheduleValid is True while the schedule and time zone can be
 	// used, and False with the parser's message when they cannot.
 	ConditionScheduleValid = "ScheduleValid"
