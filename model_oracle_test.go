@@ -84,8 +84,9 @@ package main
 // run-record finalizer while the stored status of its CronJob does not
 // record its run (I6.detached-released-early: a crash and a TTL delete
 // after the release could start the run again). A run the status did not
-// record when its Job was detached cannot be known started: the missed-run
-// count around it is filed under /after-unrecorded-detach.
+// record when its Job was detached is still known started (the Job holds
+// the run-record finalizer and names its CronJob): a missed-run count
+// around it is filed under /after-unrecorded-detach.
 //
 // I7 a CronJob deleted and created again under its name (a new UID), its
 // old Jobs lingering (Terminating behind the finalizer, or orphaned), starts

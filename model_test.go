@@ -102,7 +102,7 @@ const modelSpecGenAnnotation = "model.test/spec-gen"
 const modelOwnWritesWindow = time.Minute + time.Second
 
 // modelKnownDefault is what the unit run reports without failing (every
-// run still prints it). The crash window (a run's Job created,
+// run still prints it): nothing now. The crash window (a run's Job created,
 // finished and deleted before any status recorded the run) is closed by the
 // run-record finalizer; its categories (first-job-never-seen,
 // first-run-unrecorded, after-run-unrecorded) are findings again.
@@ -113,12 +113,7 @@ const modelOwnWritesWindow = time.Minute + time.Second
 // until the status records its run.)
 //
 // `make model` shows everything.
-//
-// One category is reported without failing: a run whose Job a user detached
-// before any status recorded it cannot be known started (the Job is no
-// longer the CronJob's), so the controller counts it missed when it finds
-// the name taken; the count is one too many, the run did not start twice.
-const modelKnownDefault = "I3.missed-overcount/after-unrecorded-detach"
+const modelKnownDefault = ""
 
 func envOr(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
