@@ -60,6 +60,8 @@ type modelDetached struct {
 	// unrecorded says the stored status did not record its run when it
 	// was detached: only the Job told of the run.
 	unrecorded bool
+	// runNowSeq is the request number of a run-now Job (0 for others).
+	runNowSeq int64
 }
 
 // modelHandlerCall is an event handler call due when a controller's cache
@@ -118,6 +120,7 @@ func (w *modelWalk) detach(key string, orphaned bool) *modelDetached {
 		}, queues: x.key}
 	}
 	d := &modelDetached{x: x, name: old.Name, uid: old.UID, at: w.now(), step: w.step, orphaned: orphaned}
+	d.runNowSeq, _ = strconv.ParseInt(old.Annotations[cronv1.RunNowSeqAnnotation], 10, 64)
 	for _, r := range x.jobs {
 		if r.uid == old.UID {
 			d.rec = r
@@ -400,9 +403,10 @@ func (w *modelWalk) runRecorded(x *modelCJ, r *modelJobRec) bool {
 		}
 		// A later request handled settles this one too: no status from
 		// here on can start it again (its request number is covered).
-		if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, r.name)]; ok {
-			seq, err := strconv.ParseInt(j.Annotations[cronv1.RunNowSeqAnnotation], 10, 64)
-			return err == nil && seq > 0 && st.RunNowCount >= seq
+		for _, d := range w.detached {
+			if d.rec == r {
+				return d.runNowSeq > 0 && st.RunNowCount >= d.runNowSeq
+			}
 		}
 		return false
 	}
