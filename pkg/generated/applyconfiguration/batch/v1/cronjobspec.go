@@ -63,7 +63,9 @@ type CronJobSpecApplyConfiguration struct {
 	// from its time zone database.
 	TimeZone *string `json:"timeZone,omitempty"`
 	// StartingDeadlineSeconds is how late, in seconds, a run may still start.
-	// A run that could not start within it counts as missed.
+	// A run that could not start within it counts as missed. At most
+	// 3153600000 (100 years): longer means no deadline in practice, and the
+	// bound keeps it well inside what a duration holds (about 292 years).
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 	// ConcurrencyPolicy says what to do with a due run while an earlier Job
 	// is still active: Allow (default), Forbid or Replace.
