@@ -61,3 +61,36 @@ func TestDetachedRunNowJobDeletedAfterADetachedOneKeepsItsRecord(t *testing.T) {
 		}
 	}
 }
+
+// As above, but b is only detached (not deleted): the detach itself must
+// not release b's finalizer (a TTL would then delete b, and a restart start
+// it again) while a, detached before, is the only other record of the chain.
+func TestDetachingARunNowJobAfterADetachedOneKeepsItsRecord(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
+	})
+	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
+	ja.UID = "uid-a"
+	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
+	jb.UID = "uid-b"
+	jb.ResourceVersion = "1"
+	detached(ja)
+	f.jobs = []*batchv1.Job{ja, jb}
+	c, kubeFactory, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	owned := jb.DeepCopy()
+	detached(jb)
+	jb.ResourceVersion = "2"
+	cacheJob(t, kubeFactory, jb)
+	c.updateJob(slim.NewJob(owned), slim.NewJob(jb))
+	if err := c.releaseOrphans(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(f.kubeclient.Actions(), true) {
+		if a == "patch jobs default/"+jb.Name {
+			t.Errorf("writes %q: b's finalizer went at its detach while no stored status records b", describe(f.kubeclient.Actions(), true))
+		}
+	}
+}
