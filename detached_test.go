@@ -15,6 +15,9 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	core "k8s.io/client-go/testing"
 )
 
 // detached is a Job a user took from its CronJob by removing the owner
@@ -280,5 +283,60 @@ func TestDetachedJobOfAnOvertakenDecisionIsNotCountedNameTaken(t *testing.T) {
 	if n := missedCount(st.Status, cronv1.MissedNameTaken); n != 0 || st.Status.LastScheduleTime == nil || st.Status.LastScheduleTime.Time.Before(topOfHour) {
 		t.Errorf("status lastScheduleTime %v, %d run(s) NameTaken, events %q: the 10:00 run, which started, is counted as not started",
 			st.Status.LastScheduleTime, n, f.events())
+	}
+}
+
+// A Job the controller never made for a run (a copy made by hand of one of
+// its Jobs, under another name, the owner reference left out) is no record
+// of the run it names: the 10:00 run, due, starts, and under its own name.
+func TestCopiedJobUnderAnotherNameDoesNotSilenceTheDueRun(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	copied := newJob(topOfHour, running, holdingRecord, detached, func(j *batchv1.Job) {
+		j.Name = "by-hand"
+		j.UID = "uid-by-hand"
+	})
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	f.jobs = []*batchv1.Job{copied}
+	c, _, _ := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Contains(writes, "create jobs default/"+jobName(topOfHour)) {
+		t.Errorf("writes %q, events %q: the due 10:00 run did not start; a Job named %s, no run's Job, took its place", writes, f.events(), copied.Name)
+	}
+}
+
+// Replace's live read of the running Job fails once: the 10:00 run waits
+// (the running Job is neither deleted unread nor run beside), and the
+// retry replaces it and starts 10:00 once.
+func TestReplaceWhoseLiveReadFailsStartsTheRunOnceOnRetry(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	old := withRunningJob(f, cronv1.ReplaceConcurrent)
+	c, _, _ := f.newController(ctx)
+	fail := true
+	f.kubeclient.PrependReactor("get", "jobs", func(core.Action) (bool, runtime.Object, error) {
+		if fail {
+			fail = false
+			return true, nil, apierrors.NewServiceUnavailable("down")
+		}
+		return false, nil, nil
+	})
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Errorf("first sync: no error after the live read failed")
+	}
+	first := describe(f.kubeclient.Actions(), true)
+	if slices.ContainsFunc(first, func(w string) bool { return strings.HasPrefix(w, "create jobs") || strings.HasPrefix(w, "delete jobs") }) {
+		t.Errorf("first sync %q: acted on a Job it could not read", first)
+	}
+	f.kubeclient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	got := describe(f.kubeclient.Actions(), true)
+	if !slices.Contains(got, "delete jobs default/"+old.Name) || !slices.Contains(got, "create jobs default/"+jobName(topOfHour)) {
+		t.Errorf("retry %q: want %s replaced by the 10:00 run", got, old.Name)
 	}
 }

@@ -216,5 +216,16 @@ func (c *Controller) runRecorded(ctx context.Context, key cache.ObjectName, j *s
 	if err != nil {
 		return false
 	}
+	// The records detached before it too: a run-now chain runs through
+	// them.
+	records, err := c.jobIndexer.ByIndex(jobsByRecordOf, string(cj.UID))
+	if err != nil {
+		return false
+	}
+	for _, o := range records {
+		if r, ok := o.(*slim.Job); ok && r.UID != j.UID {
+			jobs = append(jobs, r)
+		}
+	}
 	return cj.DeletionTimestamp != nil || planner.Recorded(cj, jobs, j)
 }

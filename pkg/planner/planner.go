@@ -262,8 +262,9 @@ func Decide(in Input) *Plan {
 	// Every Job that records a run of the CronJob: its own and those
 	// detached before their runs were recorded.
 	all := in.Jobs
-	if len(in.Records) > 0 {
-		all = append(slices.Clip(in.Jobs), in.Records...)
+	records := namedRecords(cj, in.Records)
+	if len(records) > 0 {
+		all = append(slices.Clip(in.Jobs), records...)
 	}
 	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all}
 	p.Status.ObservedGeneration = cj.Generation
@@ -271,7 +272,7 @@ func Decide(in Input) *Plan {
 
 	settled := p.settledUntil()
 	p.reconcileActive(in.Jobs, in.Gone, in.Detached)
-	for _, r := range in.Records {
+	for _, r := range records {
 		p.adoptRun(r)
 	}
 	if p.settledUntil().After(settled) {
@@ -342,6 +343,25 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 		}
 		return true
 	})
+}
+
+// namedRecords keeps the records named as the controller names cj's runs:
+// a copy of a Job under another name (made by hand from a record's YAML)
+// is no record of a run, and must not silence one.
+func namedRecords(cj *cronv1.CronJob, records []Job) []Job {
+	var out []Job
+	for _, r := range records {
+		key, after, seq, manual := r.RunNow()
+		at, scheduled := r.ScheduledAt()
+		switch {
+		case r.Manual() && manual && r.GetName() == job.ManualName(cj.Name, cj.UID, after, key, seq):
+		case !r.Manual() && scheduled && r.GetName() == job.Name(cj.Name, at):
+		default:
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // adoptRun moves lastScheduleTime to the run of j, a Job made for the

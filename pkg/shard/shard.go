@@ -56,6 +56,11 @@ func KeyOf(obj metav1.Object) types.UID {
 	if ref := job.ControllerOf(obj); ref != nil {
 		return ref.UID
 	}
+	if uid := job.RecordOf(obj); uid != "" {
+		// Detached before its run was recorded: still the record of a run
+		// of that CronJob, kept where the CronJob is worked.
+		return uid
+	}
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil && ref.Kind == "Backfill" && ref.APIVersion == cronv1.SchemeGroupVersion.String() {
 		return ref.UID
 	}
