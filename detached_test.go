@@ -13,7 +13,6 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -167,6 +166,13 @@ func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
 	}
 }
 
+// A Job detached before the stored status records its run keeps the
+// run-record finalizer until the status does, also once it is deleted (a
+// TTL after it finished, a user): the finalizer is then all that keeps the
+// run's name taken. Here the process that created the Job crashed before
+// its status write, and the Job was detached and deleted before the next
+// leader started; that one meets it Terminating. Released at once, the Job
+// goes and the run starts a second time.
 func TestDetachedJobDeletedBeforeItsRunIsRecordedKeepsItsRecord(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	unrecorded := newJob(topOfHour, succeeded, holdingRecord, detached, func(j *batchv1.Job) {
@@ -199,16 +205,13 @@ func TestDetachedJobDeletedBeforeItsRunIsRecordedKeepsItsRecord(t *testing.T) {
 	}
 }
 
+// Run-now "a" then "b", both started, no stored status records either; a
+// user detaches a's Job. After a restart the chain from the stored status
+// still runs through a's record to b: b is not started a second time.
 func TestDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Minute))
-	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
-		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
-	})
-	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
-	ja.UID = "uid-a"
-	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
-	jb.UID = "uid-b"
+	ja, jb := runNowAThenB(f)
 	detached(ja) // by a user, before any status recorded "a"
 	f.jobs = []*batchv1.Job{ja, jb}
 	c, _, _ := f.newController(ctx)
@@ -222,6 +225,10 @@ func TestDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T) {
 	}
 }
 
+// Under Replace a Job the user detached is not deleted, also when the
+// Job cache has not caught up with the detach yet (the sync runs within
+// the watch's lag): the delete must not land on a Job the CronJob no
+// longer controls.
 func TestReplaceDoesNotDeleteAJobDetachedWhileTheCacheLags(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	prev := at(-time.Hour)
@@ -245,6 +252,11 @@ func TestReplaceDoesNotDeleteAJobDetachedWhileTheCacheLags(t *testing.T) {
 	}
 }
 
+// A run whose status write failed, its Job then detached, and the spec
+// edited before the retry (the kept decision is stale, so lastScheduleTime
+// goes back to the stored one): the run started, and the retry must not
+// count it as not started (NameTaken, with a Warning that the run "is not
+// started") because its Job, which the CronJob made, is no longer its.
 func TestDetachedJobOfAnOvertakenDecisionIsNotCountedNameTaken(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(5*time.Second))

@@ -695,3 +695,17 @@ func syncInABurst(t *testing.T, ctx context.Context, c *Controller, key cache.Ob
 		t.Fatal(err)
 	}
 }
+
+// runNowAThenB gives f a CronJob whose run-now requests "a" and then "b"
+// were both started while no stored status recorded either: a's Job and
+// b's, b following a on the run-now chain.
+func runNowAThenB(f *fixture) (ja, jb *batchv1.Job) {
+	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
+		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
+	})
+	ja = job.NewManual(f.cronJob, "", "a", "a", 1)
+	ja.UID = "uid-a"
+	jb = job.NewManual(f.cronJob, "a", "b", "b", 2)
+	jb.UID = "uid-b"
+	return ja, jb
+}

@@ -444,13 +444,7 @@ func TestRecreatedCronJobStartsItsFirstRunNow(t *testing.T) {
 func TestDetachedRunNowJobDeletedAfterADetachedOneKeepsItsRecord(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Minute))
-	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
-		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
-	})
-	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
-	ja.UID = "uid-a"
-	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
-	jb.UID = "uid-b"
+	ja, jb := runNowAThenB(f)
 	detached(ja)
 	detached(jb)
 	jb.DeletionTimestamp = &metav1.Time{Time: at(50 * time.Second)}
@@ -488,13 +482,7 @@ func TestDetachedRunNowJobDeletedAfterADetachedOneKeepsItsRecord(t *testing.T) {
 func TestDetachingARunNowJobAfterADetachedOneKeepsItsRecord(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Minute))
-	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
-		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
-	})
-	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
-	ja.UID = "uid-a"
-	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
-	jb.UID = "uid-b"
+	ja, jb := runNowAThenB(f)
 	jb.ResourceVersion = "1"
 	detached(ja)
 	f.jobs = []*batchv1.Job{ja, jb}

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
-	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 	"k8s.io/apimachinery/pkg/types"
@@ -412,12 +411,7 @@ func TestShardedDeletedDetachedRecordIsReleased(t *testing.T) {
 func TestShardedDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Minute))
-	f.cronJob = newCronJob(lastScheduled(at(0)), func(cj *cronv1.CronJob) {
-		cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "b"}
-	})
-	ja := job.NewManual(f.cronJob, "", "a", "a", 1)
-	jb := job.NewManual(f.cronJob, "a", "b", "b", 2)
-	jb.UID = "uid-b"
+	ja, jb := runNowAThenB(f)
 	detached(ja) // by a user, before any status recorded "a"
 	otherShardUID(t, ja, f.cronJob.UID)
 	set := shard.NewSet(replicaShards, f.clock)
