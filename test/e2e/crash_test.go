@@ -217,7 +217,7 @@ func drain(c chan string) {
 	}
 }
 
-// releaseAllCommand is README's uninstall one-liner: it removes the
+// releaseAllCommand is the uninstall one-liner of docs/deploying.md: it removes the
 // controller's run-record and backfill-record finalizers, and only those,
 // from every Job.
 const releaseAllCommand = `kubectl get jobs -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{" "}{.metadata.finalizers}{"\n"}{end}' \
@@ -225,15 +225,15 @@ const releaseAllCommand = `kubectl get jobs -A -o jsonpath='{range .items[*]}{.m
   | while read -r ns name _; do kubectl patch job -n "$ns" "$name" --type=strategic \
       -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.tutorial.kubebuilder.io/run-record","batch.tutorial.kubebuilder.io/backfill-record"]}}'; done`
 
-// Uninstalled before its Jobs went: README's one-liner releases them, and
+// Uninstalled before its Jobs went: the one-liner of docs/deploying.md releases them, and
 // leaves every other finalizer alone.
 func TestUninstallReleasesJobs(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(env.root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(env.root, "docs", "deploying.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), releaseAllCommand) {
-		t.Fatalf("README.md does not hold the uninstall one-liner the test runs:\n%s", releaseAllCommand)
+	if !strings.Contains(string(page), releaseAllCommand) {
+		t.Fatalf("docs/deploying.md does not hold the uninstall one-liner the test runs:\n%s", releaseAllCommand)
 	}
 	ns := newNamespace(t)
 	const other = "example.com/keep"
