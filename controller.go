@@ -848,16 +848,11 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
 		}
 	}
-	records, err := c.jobIndexer.ByIndex(jobsByRecordOf, string(cj.UID))
+	records, err := c.recordsOf(cj)
 	if err != nil {
-		return nil, fmt.Errorf("listing detached Jobs of %s: %w", klog.KObj(cj), err)
+		return nil, err
 	}
-	v.input = planner.Input{CronJob: cj, Jobs: jobs, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
-	for _, o := range records {
-		if r, ok := o.(*slim.Job); ok {
-			v.input.Records = append(v.input.Records, r)
-		}
-	}
+	v.input = planner.Input{CronJob: cj, Jobs: jobs, Records: records, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue
@@ -949,6 +944,22 @@ func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 		}
 	}
 	return jobs, nil
+}
+
+// recordsOf returns the Jobs a user detached from cj before its status
+// recorded their runs (planner.Input.Records): the cache's objects, shared.
+func (c *Controller) recordsOf(cj *cronv1.CronJob) ([]planner.Job, error) {
+	objs, err := c.jobIndexer.ByIndex(jobsByRecordOf, string(cj.UID))
+	if err != nil {
+		return nil, fmt.Errorf("listing detached Jobs of %s: %w", klog.KObj(cj), err)
+	}
+	var records []planner.Job
+	for _, o := range objs {
+		if r, ok := o.(*slim.Job); ok {
+			records = append(records, r)
+		}
+	}
+	return records, nil
 }
 
 // apply starts the runs of plan for cj and reports each outcome back into

@@ -216,14 +216,13 @@ func (c *Controller) runRecorded(ctx context.Context, key cache.ObjectName, j *s
 	if err != nil {
 		return false
 	}
-	// The records detached before it too: a run-now chain runs through
-	// them.
-	records, err := c.jobIndexer.ByIndex(jobsByRecordOf, string(cj.UID))
+	// The other records too: a run-now chain runs through them.
+	records, err := c.recordsOf(cj)
 	if err != nil {
 		return false
 	}
-	for _, o := range records {
-		if r, ok := o.(*slim.Job); ok && r.UID != j.UID {
+	for _, r := range records {
+		if r.GetUID() != j.UID {
 			jobs = append(jobs, r)
 		}
 	}
