@@ -50,6 +50,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.CronJobSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobStatus"):
 		return &batchv1.CronJobStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FailurePolicy"):
+		return &batchv1.FailurePolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FailureStreak"):
+		return &batchv1.FailureStreakApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MissedRuns"):
 		return &batchv1.MissedRunsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PreviousSchedule"):

@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,6 +103,18 @@ const (
 	// when the last Job made from the template was rejected as invalid, and
 	// True once a Job was created from it.
 	ConditionJobTemplateValid = "JobTemplateValid"
+
+	// ResumeAnnotation on a CronJob ends a pause of spec.failurePolicy:
+	// each change of the value resumes once (and starts the streak
+	// afresh); status.failureStreak.lastResume records the last value
+	// handled. kubectl cronjob resume sets it.
+	ResumeAnnotation = "batch.tutorial.kubebuilder.io/resume"
+
+	// ConditionPaused is True while spec.failurePolicy has paused scheduled
+	// runs (reason FailureStreak, or TrialRunning while a trial run's
+	// outcome is awaited), False otherwise (reason FailuresBelowLimit or
+	// Resumed), and absent without spec.failurePolicy.
+	ConditionPaused = "Paused"
 
 	// ConditionCalendarsResolved is True while every Calendar in
 	// spec.excludeCalendars exists and can be read, and False (reason
@@ -238,6 +252,54 @@ type CronJobSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
 	ExcludeCalendars []string `json:"excludeCalendars,omitempty"`
+
+	// FailurePolicy, when set, pauses scheduled runs after a streak of
+	// failed runs and, with resumeAfter, tries one run again on its own
+	// after a cool-down. Unset, every run starts whatever the runs before
+	// it did, as the built-in CronJob does.
+	// +optional
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+}
+
+// DefaultMaxResumeAfter is failurePolicy.maxResumeAfter when unset.
+const DefaultMaxResumeAfter = 24 * time.Hour
+
+// FailurePolicy is a circuit breaker across the runs of a CronJob: it
+// opens (pauses scheduled runs) after pauseAfter runs in a row failed; with
+// resumeAfter it lets one trial run through after a cool-down, and closes
+// again when a run succeeds.
+//
+// +kubebuilder:validation:XValidation:rule=`!has(self.maxResumeAfter) || has(self.resumeAfter)`,message=`maxResumeAfter needs resumeAfter`
+// +kubebuilder:validation:XValidation:rule=`!has(self.maxResumeAfter) || !has(self.resumeAfter) || duration(self.resumeAfter) <= duration(self.maxResumeAfter)`,message=`resumeAfter must not be longer than maxResumeAfter`
+type FailurePolicy struct {
+	// PauseAfter is how many runs in a row must fail (their Job's Failed
+	// condition True) to pause scheduled runs. Run-now Jobs count;
+	// Backfill Jobs and Jobs the controller did not create do not. Runs
+	// due while paused do not start and are counted in status.missedRuns
+	// under Paused. A run that succeeds, a resume by hand (kubectl cronjob
+	// resume, which sets the resume annotation) or removing failurePolicy
+	// ends a pause; an edit of the template or schedule does not. From 1
+	// to 1000.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	PauseAfter int32 `json:"pauseAfter"`
+
+	// ResumeAfter, when set, is the cool-down: once it has passed since the
+	// pause, the first run due then or later starts as a trial (the runs
+	// due in between count as Paused). The trial's success ends the pause;
+	// its failure pauses again for twice as long, up to maxResumeAfter.
+	// Unset, a pause lasts until a run-now succeeds or someone resumes the
+	// CronJob. A Go duration from 1s to 8760h, such as 10m.
+	// +kubebuilder:validation:XValidation:rule=`duration(self) >= duration('1s') && duration(self) <= duration('8760h')`,message=`must be a duration from 1s to 8760h, such as 10m`
+	// +optional
+	ResumeAfter *metav1.Duration `json:"resumeAfter,omitempty"`
+
+	// MaxResumeAfter caps the cool-down as failed trials double it: 24h
+	// when unset (or resumeAfter, if that is longer). A Go duration from 1s
+	// to 8760h, at least resumeAfter.
+	// +kubebuilder:validation:XValidation:rule=`duration(self) >= duration('1s') && duration(self) <= duration('8760h')`,message=`must be a duration from 1s to 8760h, such as 24h`
+	// +optional
+	MaxResumeAfter *metav1.Duration `json:"maxResumeAfter,omitempty"`
 }
 
 // ScheduleEntry is one entry of spec.schedules: a schedule as spec.schedule
@@ -330,6 +392,12 @@ type CronJobStatus struct {
 	// +optional
 	MissedRuns []MissedRuns `json:"missedRuns,omitempty"`
 
+	// FailureStreak is what spec.failurePolicy keeps between syncs: the
+	// runs failed in a row and the pause they caused. Unset without
+	// spec.failurePolicy.
+	// +optional
+	FailureStreak *FailureStreak `json:"failureStreak,omitempty"`
+
 	// Conditions describe the state of this CronJob, among them ScheduleValid.
 	// +listType=map
 	// +listMapKey=type
@@ -358,11 +426,59 @@ const (
 	// MissedExcluded: a Calendar in spec.excludeCalendars excludes the
 	// run's time. Not a failure.
 	MissedExcluded = "Excluded"
+	// MissedPaused: spec.failurePolicy had paused scheduled runs after a
+	// streak of failed runs when the run was due.
+	MissedPaused = "Paused"
 	// MissedCalendarUnresolved: a Calendar in spec.excludeCalendars did not
 	// exist or could not be read when the run was due, so it was held: not
 	// started, and not owed once the Calendar is there.
 	MissedCalendarUnresolved = "CalendarUnresolved"
 )
+
+// FailureStreak is the state of spec.failurePolicy's breaker. A run's
+// outcome is counted once, when the controller first sees its Job finished
+// (the Job leaves status.active, or finished before any status recorded
+// it); runs seen finishing in one sync count in the order they started.
+type FailureStreak struct {
+	// Count is how many runs in a row failed: 0 after a run succeeded or
+	// the CronJob was resumed by hand.
+	// +kubebuilder:validation:Minimum=0
+	Count int32 `json:"count"`
+
+	// LastFailedJob is the Job of the latest failed run of the streak.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	LastFailedJob string `json:"lastFailedJob,omitempty"`
+
+	// PausedAt is when scheduled runs were paused, or paused again after
+	// a failed trial; unset while they are not paused.
+	// +optional
+	PausedAt *metav1.Time `json:"pausedAt,omitempty"`
+
+	// Pauses is how many times this streak paused the CronJob: 1 at the
+	// first pause, one more after each failed trial. The cool-down after
+	// the nth is resumeAfter times 2^(n-1), at most maxResumeAfter.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Pauses int32 `json:"pauses,omitempty"`
+
+	// ResumeAt is when the cool-down ends: the first run due then or later
+	// is the trial. Unset while not paused, and when failurePolicy has no
+	// resumeAfter.
+	// +optional
+	ResumeAt *metav1.Time `json:"resumeAt,omitempty"`
+
+	// TrialJob is the trial run's Job while its outcome is awaited.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	TrialJob string `json:"trialJob,omitempty"`
+
+	// LastResume is the last value of the resume annotation handled; a
+	// value longer than 128 characters is kept as "sha256:" and its hash.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	LastResume string `json:"lastResume,omitempty"`
+}
 
 // PreviousSchedule is a schedule that was in force until the controller saw
 // it replaced.
@@ -382,8 +498,8 @@ type PreviousSchedule struct {
 // MissedRuns counts the runs of a CronJob missed for one reason.
 type MissedRuns struct {
 	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
-	// NameTaken, JobRejected, ScheduleChanged, Excluded or
-	// CalendarUnresolved.
+	// NameTaken, JobRejected, ScheduleChanged, Excluded,
+	// CalendarUnresolved or Paused.
 	Reason string `json:"reason"`
 	// Count is how many runs were missed for this reason.
 	Count int64 `json:"count"`
@@ -405,7 +521,9 @@ type MissedRuns struct {
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Paused",type=string,JSONPath=`.status.conditions[?(@.type=="Paused")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Failed In A Row",type=integer,JSONPath=`.status.failureStreak.count`,priority=1
 // +kubebuilder:printcolumn:name="Calendars",type=string,JSONPath=`.spec.excludeCalendars`,priority=1
 // +kubebuilder:printcolumn:name="Not Before",type=string,JSONPath=`.spec.notBefore`,priority=1
 // +kubebuilder:printcolumn:name="Not After",type=string,JSONPath=`.spec.notAfter`,priority=1

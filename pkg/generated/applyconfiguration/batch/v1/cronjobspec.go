@@ -93,6 +93,11 @@ type CronJobSpecApplyConfiguration struct {
 	// the Calendar is there; the CalendarsResolved condition is False. The
 	// run-now annotation is not held by calendars.
 	ExcludeCalendars []string `json:"excludeCalendars,omitempty"`
+	// FailurePolicy, when set, pauses scheduled runs after a streak of
+	// failed runs and, with resumeAfter, tries one run again on its own
+	// after a cool-down. Unset, every run starts whatever the runs before
+	// it did, as the built-in CronJob does.
+	FailurePolicy *FailurePolicyApplyConfiguration `json:"failurePolicy,omitempty"`
 }
 
 // CronJobSpecApplyConfiguration constructs a declarative configuration of the CronJobSpec type for use with
@@ -214,5 +219,13 @@ func (b *CronJobSpecApplyConfiguration) WithExcludeCalendars(values ...string) *
 	for i := range values {
 		b.ExcludeCalendars = append(b.ExcludeCalendars, values[i])
 	}
+	return b
+}
+
+// WithFailurePolicy sets the FailurePolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FailurePolicy field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithFailurePolicy(value *FailurePolicyApplyConfiguration) *CronJobSpecApplyConfiguration {
+	b.FailurePolicy = value
 	return b
 }

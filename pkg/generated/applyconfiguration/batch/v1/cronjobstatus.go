@@ -72,6 +72,10 @@ type CronJobStatusApplyConfiguration struct {
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.
 	MissedRuns []MissedRunsApplyConfiguration `json:"missedRuns,omitempty"`
+	// FailureStreak is what spec.failurePolicy keeps between syncs: the
+	// runs failed in a row and the pause they caused. Unset without
+	// spec.failurePolicy.
+	FailureStreak *FailureStreakApplyConfiguration `json:"failureStreak,omitempty"`
 	// Conditions describe the state of this CronJob, among them ScheduleValid.
 	Conditions []applyconfigurationsmetav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -198,6 +202,14 @@ func (b *CronJobStatusApplyConfiguration) WithMissedRuns(values ...*MissedRunsAp
 		}
 		b.MissedRuns = append(b.MissedRuns, *values[i])
 	}
+	return b
+}
+
+// WithFailureStreak sets the FailureStreak field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FailureStreak field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithFailureStreak(value *FailureStreakApplyConfiguration) *CronJobStatusApplyConfiguration {
+	b.FailureStreak = value
 	return b
 }
 

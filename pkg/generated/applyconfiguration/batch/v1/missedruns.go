@@ -28,8 +28,8 @@ import (
 // MissedRuns counts the runs of a CronJob missed for one reason.
 type MissedRunsApplyConfiguration struct {
 	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
-	// NameTaken, JobRejected, ScheduleChanged, Excluded or
-	// CalendarUnresolved.
+	// NameTaken, JobRejected, ScheduleChanged, Excluded,
+	// CalendarUnresolved or Paused.
 	Reason *string `json:"reason,omitempty"`
 	// Count is how many runs were missed for this reason.
 	Count *int64 `json:"count,omitempty"`
