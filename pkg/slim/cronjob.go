@@ -39,6 +39,7 @@ type cronJobSpec struct {
 	successfulJobsHistoryLimit *int32
 	failedJobsHistoryLimit     *int32
 	excludeCalendars           []string
+	failurePolicy              *cronv1.FailurePolicy
 }
 
 // FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
@@ -82,6 +83,7 @@ func NewCronJob(cj *cronv1.CronJob) *CronJob {
 		successfulJobsHistoryLimit: ptr(spec.SuccessfulJobsHistoryLimit),
 		failedJobsHistoryLimit:     ptr(spec.FailedJobsHistoryLimit),
 		excludeCalendars:           slices.Clone(spec.ExcludeCalendars),
+		failurePolicy:              spec.FailurePolicy.DeepCopy(),
 	}
 	return s
 }
@@ -112,6 +114,7 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			SuccessfulJobsHistoryLimit: ptr(s.spec.successfulJobsHistoryLimit),
 			FailedJobsHistoryLimit:     ptr(s.spec.failedJobsHistoryLimit),
 			ExcludeCalendars:           slices.Clone(s.spec.excludeCalendars),
+			FailurePolicy:              s.spec.failurePolicy.DeepCopy(),
 		},
 		Status: *s.status.DeepCopy(),
 	}
