@@ -269,6 +269,9 @@ var followedEventReasons = map[string]bool{
 	planner.ReasonTooManyMissedTimes: true,
 	planner.ReasonRunExcluded:        true,
 	planner.ReasonRunHeld:            true,
+	planner.ReasonPaused:             true,
+	planner.ReasonTrialRun:           true,
+	planner.ReasonResumed:            true,
 }
 
 // startEventLogging logs each Event the broadcaster records, as

@@ -79,7 +79,7 @@ var DeleteReasons = []string{string(planner.DeleteHistory), string(planner.Delet
 // status.missedRuns.
 var MissedReasons = []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded,
 	cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
-	cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved}
+	cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused}
 
 var registerOnce sync.Once
 

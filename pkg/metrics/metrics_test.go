@@ -33,6 +33,7 @@ cronjob_controller_missed_schedules_total{reason="DeadlineExceeded"} 0
 cronjob_controller_missed_schedules_total{reason="Excluded"} 0
 cronjob_controller_missed_schedules_total{reason="JobRejected"} 0
 cronjob_controller_missed_schedules_total{reason="NameTaken"} 0
+cronjob_controller_missed_schedules_total{reason="Paused"} 0
 cronjob_controller_missed_schedules_total{reason="ScheduleChanged"} 0
 cronjob_controller_missed_schedules_total{reason="Superseded"} 0
 `

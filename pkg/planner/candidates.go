@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"time"
 
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
@@ -121,11 +122,18 @@ type olderRuns struct {
 	// latestWithin.
 	beyondDeadline                     int64
 	latestBeyondDeadline, latestWithin time.Time
-	// held of them a Calendar holds (for heldReason, whatever their
-	// deadline), the latest at latestHeld.
-	held       int64
-	heldReason string
-	latestHeld time.Time
+	// held of them a hold (a Calendar, a pause) keeps from starting,
+	// whatever their deadline, counted per reason in heldBy.
+	held   int64
+	heldBy []heldTally
+}
+
+// heldTally counts the older runs held for one reason, the latest at
+// latest.
+type heldTally struct {
+	reason string
+	n      int64
+	latest time.Time
 }
 
 // older counts the rest of the walk; hold (nil: none) and tooLate
@@ -140,9 +148,13 @@ func (c *candidates) older(tooLate func(time.Time) bool, hold func(time.Time) st
 		o.n++
 		if hold != nil {
 			if reason := hold(t); reason != "" {
-				if o.held == 0 {
-					o.latestHeld, o.heldReason = t, reason
+				i := slices.IndexFunc(o.heldBy, func(h heldTally) bool { return h.reason == reason })
+				if i < 0 {
+					// The walk goes newest first: the first is the latest.
+					o.heldBy = append(o.heldBy, heldTally{reason: reason, latest: t})
+					i = len(o.heldBy) - 1
 				}
+				o.heldBy[i].n++
 				o.held++
 				continue
 			}

@@ -218,12 +218,17 @@ func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar, parsed *Calen
 // stays owed is never passed over by a count that settles the time after
 // it.
 func (p *Plan) holdRuns(runs []time.Time) []time.Time {
-	if p.excl == nil {
+	if p.excl == nil && !p.paused() {
 		return runs
 	}
 	kept := runs[:0:0]
 	for _, t := range runs {
-		if reason, cal := p.excl.hold(t); reason != "" {
+		reason, cal := p.excl.hold(t)
+		if reason == "" {
+			// A Calendar's exclusion wins: the time is no run at all.
+			reason = p.pauseHold(t)
+		}
+		if reason != "" {
 			p.held = append(p.held, heldRun{at: t, reason: reason, calendar: cal})
 			continue
 		}
@@ -243,8 +248,8 @@ type heldRun struct {
 	reason, calendar string
 }
 
-// countHeld counts the held runs before until (all of them when zero), one
-// Normal Event each.
+// countHeld counts the held runs before until (all of them when zero), with
+// a Normal Event for each a Calendar holds.
 func (p *Plan) countHeld(until time.Time) {
 	n := 0
 	for _, h := range p.held {
@@ -255,9 +260,12 @@ func (p *Plan) countHeld(until time.Time) {
 		if !p.missed(h.reason, h.at, 1) {
 			continue
 		}
-		if h.reason == cronv1.MissedExcluded {
+		switch h.reason {
+		case cronv1.MissedPaused:
+			// The Paused condition says why; the count is the record.
+		case cronv1.MissedExcluded:
 			p.event(corev1.EventTypeNormal, ReasonRunExcluded, "Not starting the run of %s: Calendar %s excludes it", formatTime(h.at), quote(h.calendar))
-		} else {
+		default:
 			p.event(corev1.EventTypeNormal, ReasonRunHeld, "Not starting the run of %s: %s", formatTime(h.at), p.excl.unresolvedMessage)
 		}
 	}
@@ -283,11 +291,17 @@ func (p *Plan) reportedScheduled(c Create) {
 // olderHold sorts the runs older walks past: a held one counts for its
 // hold reason, whatever its deadline.
 func (p *Plan) olderHold() func(time.Time) string {
-	if p.excl == nil {
+	if p.excl == nil && !p.paused() {
 		return nil
 	}
 	return func(t time.Time) string {
-		reason, _ := p.excl.hold(t)
-		return reason
+		if reason, _ := p.excl.hold(t); reason != "" {
+			return reason
+		}
+		if p.paused() {
+			// Never the trial: that is one of the runs considered.
+			return cronv1.MissedPaused
+		}
+		return ""
 	}
 }

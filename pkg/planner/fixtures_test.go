@@ -295,3 +295,48 @@ func mapsEqual(a, b map[string]int64) bool {
 	}
 	return true
 }
+
+// failurePolicy pauses after pauseAfter failed runs in a row; resume (0:
+// unset) is resumeAfter and maxResume (0: unset) maxResumeAfter.
+func failurePolicy(pauseAfter int32, resume, maxResume time.Duration) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		fp := &cronv1.FailurePolicy{PauseAfter: pauseAfter}
+		if resume > 0 {
+			fp.ResumeAfter = &metav1.Duration{Duration: resume}
+		}
+		if maxResume > 0 {
+			fp.MaxResumeAfter = &metav1.Duration{Duration: maxResume}
+		}
+		cj.Spec.FailurePolicy = fp
+	}
+}
+
+// failing says count runs in a row failed, the latest lastFailed.
+func failing(count int32, lastFailed string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: count, LastFailedJob: lastFailed}
+	}
+}
+
+// pausedSince says the streak paused scheduled runs at t, for the pauses-th
+// time, with trial the trial run's Job ("" for none).
+func pausedSince(t time.Time, pauses int32, trial string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		fs := cj.Status.FailureStreak
+		fs.PausedAt, fs.Pauses, fs.TrialJob = &metav1.Time{Time: t}, pauses, trial
+	}
+}
+
+func annotated(key, value string) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		if cj.Annotations == nil {
+			cj.Annotations = map[string]string{}
+		}
+		cj.Annotations[key] = value
+	}
+}
+
+// eventsOf are a plan's Events as "Reason: message".
+func eventsOf(p *Plan) []string {
+	return names(p.Events, func(e Event) string { return e.Reason + ": " + e.Message })
+}

@@ -182,6 +182,9 @@ type Create struct {
 	// of its request (status.runNowCount once it is handled).
 	Value string
 	Seq   int64
+	// Trial marks the run that spec.failurePolicy lets through after a
+	// pause's cool-down: its outcome decides whether the pause ends.
+	Trial bool
 }
 
 // What is the run a create is for, in words.
@@ -247,6 +250,16 @@ type Plan struct {
 	// are the runs it holds not counted yet (see holdRuns).
 	excl *exclusions
 	held []heldRun
+	// records are the detached Jobs that record runs (Input.Records kept
+	// by namedRecords).
+	records []Job
+	// finished are the runs seen finished for the first time, whose
+	// outcomes spec.failurePolicy counts (failures.go).
+	finished []finishedRun
+	// resumedBy says how a pause ended in this sync; trialAt is the run
+	// chosen as the trial.
+	resumedBy string
+	trialAt   time.Time
 }
 
 // Wants reports whether c is still to be made, given the outcomes reported
@@ -266,7 +279,7 @@ func Decide(in Input) *Plan {
 	if len(records) > 0 {
 		all = append(slices.Clip(in.Jobs), records...)
 	}
-	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all}
+	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all, records: records}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
 
@@ -278,6 +291,7 @@ func Decide(in Input) *Plan {
 	if p.settledUntil().After(settled) {
 		p.adoptedFrom = settled
 	}
+	p.observeFailures()
 	written := in.Written
 	if written == nil {
 		written = &cj.Status
@@ -314,6 +328,11 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 		case finished != "" && i >= 0:
 			st.Active = slices.Delete(st.Active, i, i+1)
 			p.event(corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.GetName(), finished)
+			p.noteFinished(j)
+		case finished != "" && !p.recorded(j, &p.cj.Status):
+			// Finished before any status recorded its run: this is the
+			// first look at its outcome.
+			p.noteFinished(j)
 		case j.GetDeletionTimestamp() != nil && i >= 0:
 			// Going away: it holds back no run under Forbid.
 			st.Active = slices.Delete(st.Active, i, i+1)
@@ -767,6 +786,9 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 		due.Next = time.Time{}
 	}
 	st.NextScheduleTime = timeOrNil(due.Next)
+	if p.paused() {
+		st.NextScheduleTime = timeOrNil(p.pausedNext(sched, base, due.Next))
+	}
 	if !due.Next.IsZero() {
 		p.requeueBy(due.Next)
 	}
@@ -795,8 +817,8 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	blocked := spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(st.Active) > 0
 
 	// The runs behind the ones considered can no longer start.
-	if older.held > 0 {
-		p.missed(older.heldReason, older.latestHeld, min(older.held, schedule.ManyMissed))
+	for _, h := range older.heldBy {
+		p.missed(h.reason, h.latest, min(h.n, schedule.ManyMissed))
 	}
 	if older.beyondDeadline > 0 {
 		p.missed(cronv1.MissedDeadlineExceeded, older.latestBeyondDeadline, min(older.beyondDeadline, schedule.ManyMissed))
@@ -864,7 +886,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 		}
 	}
 	for _, t := range runs {
-		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t})
+		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t, Trial: t.Equal(p.trialAt) && !t.IsZero()})
 	}
 }
 
@@ -1046,6 +1068,7 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 		}
 		p.reportedScheduled(c)
 	}
+	p.startedRun(c, j)
 	p.countActive()
 }
 

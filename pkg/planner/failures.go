@@ -1,0 +1,325 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
+)
+
+// Event and condition reasons of spec.failurePolicy, the breaker across
+// runs: it opens (pauses scheduled runs) after pauseAfter runs in a row
+// failed, lets one trial run through once a cool-down has passed, and
+// closes when a run succeeds or someone resumes the CronJob.
+const (
+	// ReasonPaused (Warning): scheduled runs pause, after a streak or after
+	// a failed trial. Once per opening.
+	ReasonPaused = "Paused"
+	// ReasonTrialRun (Normal): the cool-down has passed and a run starts
+	// as the trial.
+	ReasonTrialRun = "TrialRun"
+	// ReasonResumed (Normal): a success or a resume by hand ended a pause.
+	ReasonResumed = "Resumed"
+
+	// Reasons of the Paused condition besides ReasonResumed.
+	ReasonFailureStreak      = "FailureStreak"
+	ReasonTrialRunning       = "TrialRunning"
+	ReasonFailuresBelowLimit = "FailuresBelowLimit"
+)
+
+// finishedRun is a run whose Job the status sees finished for the first
+// time in this sync: its outcome counts once, now.
+type finishedRun struct {
+	job Job
+	// at orders the runs: the scheduled time, or a run-now Job's creation.
+	at time.Time
+}
+
+// noteFinished keeps j, a Job of cj seen finished for the first time, for
+// observeFailures. Only runs count: a scheduled or run-now Job the
+// controller made, not one it adopted.
+func (p *Plan) noteFinished(j Job) {
+	at, scheduled := j.ScheduledAt()
+	switch {
+	case scheduled && !j.Manual():
+	case j.Manual():
+		at = j.GetCreationTimestamp().Time
+	default:
+		return
+	}
+	p.finished = append(p.finished, finishedRun{job: j, at: at})
+}
+
+// observeFailures counts the outcomes seen in this sync and moves the
+// breaker: it runs after reconcileActive, before any run is planned.
+func (p *Plan) observeFailures() {
+	policy := p.cj.Spec.FailurePolicy
+	st := &p.Status
+	if policy == nil {
+		// Without a policy there is nothing to pause: the state goes, so
+		// a policy set again starts afresh.
+		st.FailureStreak = nil
+		meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionPaused)
+		return
+	}
+	if st.FailureStreak == nil {
+		st.FailureStreak = &cronv1.FailureStreak{}
+	}
+	fs := st.FailureStreak
+	wasPaused := fs.PausedAt != nil
+	p.adoptTrial()
+
+	slices.SortStableFunc(p.finished, func(a, b finishedRun) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.job.GetName(), b.job.GetName())
+	})
+	for _, r := range p.finished {
+		p.countOutcome(r.job)
+	}
+	p.finished = nil
+	if fs.TrialJob != "" && !slices.ContainsFunc(st.Active, func(ref corev1.ObjectReference) bool { return ref.Name == fs.TrialJob }) {
+		// Gone (or detached) before its outcome was seen: no verdict, so
+		// the next due run is a new trial.
+		fs.TrialJob = ""
+	}
+	p.handleResume()
+	if fs.PausedAt == nil && fs.Count >= policy.PauseAfter {
+		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
+	}
+	p.noteBreaker(wasPaused)
+}
+
+// adoptTrial names the trial Job when a written status lost it (a crash
+// between the create and the write): once the cool-down has passed, the
+// only scheduled run that can have started is the trial.
+func (p *Plan) adoptTrial() {
+	fs := p.Status.FailureStreak
+	resumeAt := p.resumeAt()
+	if fs.PausedAt == nil || fs.TrialJob != "" || resumeAt.IsZero() {
+		return
+	}
+	for _, j := range p.jobs {
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && !at.After(p.now) && p.controls(j) {
+			fs.TrialJob = j.GetName()
+			return
+		}
+	}
+}
+
+// controls reports whether j is one of the CronJob's Jobs rather than a
+// detached record.
+func (p *Plan) controls(j Job) bool {
+	return !slices.ContainsFunc(p.records, func(r Job) bool { return r.GetUID() == j.GetUID() })
+}
+
+// countOutcome applies the outcome of one finished run.
+func (p *Plan) countOutcome(j Job) {
+	fs := p.Status.FailureStreak
+	switch j.Finished() {
+	case batchv1.JobFailed:
+		if fs.Count < math.MaxInt32 {
+			fs.Count++
+		}
+		fs.LastFailedJob = j.GetName()
+		if fs.PausedAt != nil && fs.TrialJob == j.GetName() {
+			fs.TrialJob = ""
+			if fs.Pauses < math.MaxInt32 {
+				fs.Pauses++
+			}
+			p.reopen(fmt.Sprintf("the trial run's Job %s failed", j.GetName()))
+		}
+	case batchv1.JobComplete:
+		if fs.PausedAt != nil {
+			p.resume(fmt.Sprintf("Job %s succeeded", j.GetName()))
+		}
+		fs.Count, fs.LastFailedJob = 0, ""
+	}
+}
+
+// handleResume ends a pause for a new value of the resume annotation.
+func (p *Plan) handleResume() {
+	fs := p.Status.FailureStreak
+	value := p.cj.Annotations[cronv1.ResumeAnnotation]
+	if value == "" || RunNowKey(value) == fs.LastResume {
+		return
+	}
+	fs.LastResume = RunNowKey(value)
+	if fs.PausedAt != nil {
+		p.resume(fmt.Sprintf("resumed by hand (annotation %s=%s)", cronv1.ResumeAnnotation, quote(value)))
+	}
+	fs.Count, fs.LastFailedJob = 0, ""
+}
+
+// pause opens the breaker now.
+func (p *Plan) pause(why string) {
+	fs := p.Status.FailureStreak
+	fs.PausedAt, fs.Pauses, fs.TrialJob = &metav1.Time{Time: p.now}, 1, ""
+	p.event(corev1.EventTypeWarning, ReasonPaused, "Pausing scheduled runs: %s; %s", why, p.untilWhen())
+}
+
+// reopen opens the breaker again after a failed trial, the cool-down
+// doubled (Pauses was counted up).
+func (p *Plan) reopen(why string) {
+	fs := p.Status.FailureStreak
+	fs.PausedAt = &metav1.Time{Time: p.now}
+	p.event(corev1.EventTypeWarning, ReasonPaused, "Pausing scheduled runs again: %s; %s", why, p.untilWhen())
+}
+
+// resume closes the breaker.
+func (p *Plan) resume(why string) {
+	fs := p.Status.FailureStreak
+	fs.PausedAt, fs.Pauses, fs.TrialJob, fs.ResumeAt = nil, 0, "", nil
+	p.resumedBy = why
+	p.event(corev1.EventTypeNormal, ReasonResumed, "Resuming scheduled runs: %s", why)
+}
+
+// untilWhen says how a pause ends.
+func (p *Plan) untilWhen() string {
+	if at := p.resumeAt(); !at.IsZero() {
+		return fmt.Sprintf("the first run due at or after %s (a cool-down of %v) starts as a trial", formatTime(at), p.coolDown())
+	}
+	return "until a run succeeds or the CronJob is resumed (kubectl cronjob resume " + p.cj.Name + ")"
+}
+
+// noteBreaker writes resumeAt and the Paused condition.
+func (p *Plan) noteBreaker(wasPaused bool) {
+	st := &p.Status
+	fs := st.FailureStreak
+	fs.ResumeAt = timeOrNil(p.resumeAt())
+	policy := p.cj.Spec.FailurePolicy
+	switch {
+	case fs.PausedAt != nil && fs.TrialJob != "":
+		p.setCondition(cronv1.ConditionPaused, metav1.ConditionTrue, ReasonTrialRunning,
+			fmt.Sprintf("Job %s is the trial run after a cool-down of %v: its success resumes scheduled runs, its failure pauses them again", fs.TrialJob, p.coolDown()))
+	case fs.PausedAt != nil:
+		p.setCondition(cronv1.ConditionPaused, metav1.ConditionTrue, ReasonFailureStreak,
+			fmt.Sprintf("Scheduled runs are paused: %d runs in a row failed, the latest Job %s; %s", fs.Count, fs.LastFailedJob, p.untilWhen()))
+	case p.resumedBy != "":
+		p.setCondition(cronv1.ConditionPaused, metav1.ConditionFalse, ReasonResumed, "Scheduled runs resumed: "+p.resumedBy)
+	default:
+		prior := meta.FindStatusCondition(st.Conditions, cronv1.ConditionPaused)
+		if wasPaused || fs.Count > 0 || prior == nil || prior.Status != metav1.ConditionFalse {
+			p.setCondition(cronv1.ConditionPaused, metav1.ConditionFalse, ReasonFailuresBelowLimit,
+				fmt.Sprintf("%d of %d runs in a row failed", fs.Count, policy.PauseAfter))
+		} else {
+			// Keep saying how the last pause ended until a run fails.
+			p.setCondition(cronv1.ConditionPaused, metav1.ConditionFalse, prior.Reason, prior.Message)
+		}
+	}
+}
+
+// paused reports whether scheduled runs are paused now.
+func (p *Plan) paused() bool {
+	return p.cj.Spec.FailurePolicy != nil && p.Status.FailureStreak != nil && p.Status.FailureStreak.PausedAt != nil
+}
+
+// trialDue reports whether the cool-down has passed with no trial running:
+// the first run due at or after resumeAt may start.
+func (p *Plan) trialDue() (time.Time, bool) {
+	if !p.paused() || p.Status.FailureStreak.TrialJob != "" {
+		return time.Time{}, false
+	}
+	at := p.resumeAt()
+	return at, !at.IsZero() && !p.now.Before(at)
+}
+
+// coolDown is the pause's cool-down: resumeAfter doubled for each failed
+// trial, at most maxResumeAfter (24h when unset, never below resumeAfter);
+// 0 without resumeAfter.
+func (p *Plan) coolDown() time.Duration {
+	policy := p.cj.Spec.FailurePolicy
+	if policy == nil || policy.ResumeAfter == nil || policy.ResumeAfter.Duration <= 0 {
+		return 0
+	}
+	first := policy.ResumeAfter.Duration
+	limit := cronv1.DefaultMaxResumeAfter
+	if policy.MaxResumeAfter != nil && policy.MaxResumeAfter.Duration > 0 {
+		limit = policy.MaxResumeAfter.Duration
+	}
+	limit = max(limit, first)
+	d := first
+	for n := int32(1); n < p.Status.FailureStreak.Pauses && d < limit; n++ {
+		d *= 2 // no overflow: d < limit, and the schema caps both at a year
+	}
+	return min(d, limit)
+}
+
+// resumeAt is when the cool-down ends, zero when it never does (not
+// paused, or no resumeAfter).
+func (p *Plan) resumeAt() time.Time {
+	fs := p.Status.FailureStreak
+	d := p.coolDown()
+	if fs == nil || fs.PausedAt == nil || d == 0 {
+		return time.Time{}
+	}
+	return fs.PausedAt.Add(d)
+}
+
+// pauseHold is the hold reason of a run due at t while paused, "" for the
+// trial: the first run at or after resumeAt holdRuns asks about (oldest
+// first), once per plan.
+func (p *Plan) pauseHold(t time.Time) string {
+	if !p.paused() {
+		return ""
+	}
+	if at, ok := p.trialDue(); ok && p.trialAt.IsZero() && !t.Before(at) {
+		p.trialAt = t
+		return ""
+	}
+	return cronv1.MissedPaused
+}
+
+// pausedNext is status.nextScheduleTime while paused, next being the
+// schedule's next time: the earliest the trial can start, or none without
+// resumeAfter or while a trial runs.
+func (p *Plan) pausedNext(sched *schedule.Schedule, base, next time.Time) time.Time {
+	at := p.resumeAt()
+	if at.IsZero() || p.Status.FailureStreak.TrialJob != "" || next.IsZero() {
+		return time.Time{}
+	}
+	if !next.Before(at) {
+		return next
+	}
+	// The first time at or after at: the one after the last before it.
+	from := sched.Before(at, base)
+	if from.IsZero() {
+		from = base
+	}
+	return sched.Next(from)
+}
+
+// startedRun notes, for spec.failurePolicy, a run whose Job c found or
+// made: the trial's Job is named, and a Job found finished already (made
+// by a sync whose status write was lost, and missed by the cache) has its
+// outcome counted now, the only look the status gets at it.
+func (p *Plan) startedRun(c Create, j Job) {
+	fs := p.Status.FailureStreak
+	if p.cj.Spec.FailurePolicy == nil || fs == nil {
+		return
+	}
+	wasPaused := fs.PausedAt != nil
+	if c.Trial && fs.PausedAt != nil && fs.TrialJob == "" {
+		fs.TrialJob = j.GetName()
+		p.event(corev1.EventTypeNormal, ReasonTrialRun, "Cool-down of %v over: Job %s is the trial run; its success resumes scheduled runs", p.coolDown(), j.GetName())
+	}
+	if j.Finished() == "" {
+		p.noteBreaker(wasPaused)
+		return
+	}
+	p.countOutcome(j)
+	if fs.PausedAt == nil && fs.Count >= p.cj.Spec.FailurePolicy.PauseAfter {
+		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
+	}
+	p.noteBreaker(wasPaused)
+}
