@@ -75,14 +75,23 @@ func restart(t *testing.T, ctx context.Context, f *fixture) (*Controller, kubein
 // finishJob marks a Job on the API server (and in a cache) complete.
 func finishJob(t *testing.T, ctx context.Context, f *fixture, kubeFactory kubeinformers.SharedInformerFactory, name string) {
 	t.Helper()
+	finishJobAs(t, ctx, f, kubeFactory, name, batchv1.JobComplete)
+}
+
+// finishJobAs marks a Job on the API server (and in a cache) finished with
+// the condition end (JobComplete or JobFailed).
+func finishJobAs(t *testing.T, ctx context.Context, f *fixture, kubeFactory kubeinformers.SharedInformerFactory, name string, end batchv1.JobConditionType) {
+	t.Helper()
 	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := metav1.NewTime(f.clock.Now())
 	j.Status.StartTime = &now
-	j.Status.CompletionTime = &now
-	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	if end == batchv1.JobComplete {
+		j.Status.CompletionTime = &now
+	}
+	j.Status.Conditions = []batchv1.JobCondition{{Type: end, Status: corev1.ConditionTrue}}
 	if _, err := f.kubeclient.BatchV1().Jobs("default").UpdateStatus(ctx, j, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

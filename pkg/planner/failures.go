@@ -77,6 +77,7 @@ func (p *Plan) observeFailures() {
 	fs := st.FailureStreak
 	wasPaused := fs.PausedAt != nil
 	p.adoptTrial()
+	pauseAfter := max(policy.PauseAfter, 1) // below 1 only past the schema
 
 	slices.SortStableFunc(p.finished, func(a, b finishedRun) int {
 		if c := a.at.Compare(b.at); c != 0 {
@@ -94,7 +95,7 @@ func (p *Plan) observeFailures() {
 		fs.TrialJob = ""
 	}
 	p.handleResume()
-	if fs.PausedAt == nil && fs.Count >= policy.PauseAfter {
+	if fs.PausedAt == nil && fs.Count >= pauseAfter {
 		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
 	}
 	p.noteBreaker(wasPaused)
@@ -211,7 +212,7 @@ func (p *Plan) noteBreaker(wasPaused bool) {
 		prior := meta.FindStatusCondition(st.Conditions, cronv1.ConditionPaused)
 		if wasPaused || fs.Count > 0 || prior == nil || prior.Status != metav1.ConditionFalse {
 			p.setCondition(cronv1.ConditionPaused, metav1.ConditionFalse, ReasonFailuresBelowLimit,
-				fmt.Sprintf("%d of %d runs in a row failed", fs.Count, policy.PauseAfter))
+				fmt.Sprintf("%d of %d runs in a row failed", fs.Count, max(policy.PauseAfter, 1)))
 		} else {
 			// Keep saying how the last pause ended until a run fails.
 			p.setCondition(cronv1.ConditionPaused, metav1.ConditionFalse, prior.Reason, prior.Message)
@@ -250,9 +251,14 @@ func (p *Plan) coolDown() time.Duration {
 	limit = max(limit, first)
 	d := first
 	for n := int32(1); n < p.Status.FailureStreak.Pauses && d < limit; n++ {
-		d *= 2 // no overflow: d < limit, and the schema caps both at a year
+		if d > limit/2 {
+			// Doubling would pass the cap (or overflow, for a cap stored
+			// past the schema's year).
+			return limit
+		}
+		d *= 2
 	}
-	return min(d, limit)
+	return d
 }
 
 // resumeAt is when the cool-down ends, zero when it never does (not
@@ -263,7 +269,13 @@ func (p *Plan) resumeAt() time.Time {
 	if fs == nil || fs.PausedAt == nil || d == 0 {
 		return time.Time{}
 	}
-	return fs.PausedAt.Add(d)
+	at := fs.PausedAt.Add(d)
+	if at.After(lastStorable) || at.Before(fs.PausedAt.Time) {
+		// A cool-down stored past the schema's year that no status can
+		// hold: as good as never, a pause until resumed.
+		return time.Time{}
+	}
+	return at
 }
 
 // pauseHold is the hold reason of a run due at t while paused, "" for the
@@ -299,6 +311,13 @@ func (p *Plan) pausedNext(sched *schedule.Schedule, base, next time.Time) time.T
 	return sched.Next(from)
 }
 
+// outcomeUnwritten reports whether spec.failurePolicy counts j's outcome
+// and the written status has not seen it yet (it still lists j active):
+// deleting j first, a crash before the write would lose the outcome.
+func (p *Plan) outcomeUnwritten(j Job, written *cronv1.CronJobStatus) bool {
+	return p.cj.Spec.FailurePolicy != nil && activeIndex(written.Active, j.GetUID()) >= 0
+}
+
 // startedRun notes, for spec.failurePolicy, a run whose Job c found or
 // made: the trial's Job is named, and a Job found finished already (made
 // by a sync whose status write was lost, and missed by the cache) has its
@@ -318,7 +337,7 @@ func (p *Plan) startedRun(c Create, j Job) {
 		return
 	}
 	p.countOutcome(j)
-	if fs.PausedAt == nil && fs.Count >= p.cj.Spec.FailurePolicy.PauseAfter {
+	if fs.PausedAt == nil && fs.Count >= max(p.cj.Spec.FailurePolicy.PauseAfter, 1) {
 		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
 	}
 	p.noteBreaker(wasPaused)

@@ -4,6 +4,7 @@ package planner
 // transition. The CronJob runs hourly; "ten" is 10:00, a due time.
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -472,4 +473,98 @@ func withStatus(cj *cronv1.CronJob, st cronv1.CronJobStatus) *cronv1.CronJob {
 	out := cj.DeepCopy()
 	out.Status = *st.DeepCopy()
 	return out
+}
+
+func TestFailedJobIsNotPrunedBeforeAWrittenStatusSawItFinish(t *testing.T) {
+	// failedJobsHistoryLimit 0 prunes a failed Job at once; but were it
+	// deleted before the status counting its failure is written, a crash
+	// in between would lose the outcome.
+	j := runAt9(batchv1.JobFailed)
+	cj := cronJob(last(at(-time.Hour)), active(j), failurePolicy(3, 0, 0))
+	cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](0)
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: ten})
+	if len(p.Deletes) != 0 {
+		t.Fatalf("deletes = %v, want none while the written status lists the Job active", p.Deletes)
+	}
+	if p.RequeueAfter == 0 || p.RequeueAfter > time.Second {
+		t.Errorf("requeueAfter = %v, want a look again within a second", p.RequeueAfter)
+	}
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{j}, Now: at(time.Second)})
+	if len(p2.Deletes) != 1 || p2.Status.FailureStreak.Count != 1 {
+		t.Errorf("once written: deletes %v, count %d; want the Job pruned and its failure counted once", p2.Deletes, p2.Status.FailureStreak.Count)
+	}
+}
+
+func TestFailurePolicyStoredPastTheSchemaNeitherCrashesNorBlocksTheStatus(t *testing.T) {
+	// pauseAfter 0 reads as 1: a count of 0 pauses nothing.
+	p := Decide(Input{CronJob: cronJob(last(at(-time.Hour)), failurePolicy(0, 0, 0)), Now: ten})
+	if fs := p.Status.FailureStreak; fs.PausedAt != nil || len(p.Creates) != 1 {
+		t.Errorf("pauseAfter 0: failureStreak %+v, creates %v; want no pause before any failure", fs, createdTimes(p))
+	}
+	p = Decide(Input{CronJob: cronJob(last(at(-time.Hour)), failurePolicy(-5, 0, 0), failing(1, "cj-x")), Now: ten})
+	if fs := p.Status.FailureStreak; fs.PausedAt == nil {
+		t.Errorf("pauseAfter -5 with a failure: failureStreak %+v, want paused (read as 1)", fs)
+	}
+	// Cool-downs of centuries: no time a status cannot hold, no overflow.
+	for _, d := range [][2]time.Duration{{-time.Hour, 0}, {200 * 365 * 24 * time.Hour, 0}, {1<<63 - 1, 1<<63 - 1}, {time.Hour, 1<<63 - 1}} {
+		cj := cronJob(last(at(-time.Hour)), failurePolicy(1, d[0], d[1]), failing(1, "cj-x"), pausedSince(at(-time.Hour), 1<<31-1, ""))
+		p := Decide(Input{CronJob: cj, Now: ten})
+		fs := p.Status.FailureStreak
+		if fs.ResumeAt != nil && fs.ResumeAt.Time.After(time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)) {
+			t.Errorf("resumeAfter %v: resumeAt %v, past what a status can hold", d, fs.ResumeAt)
+		}
+		if p.Status.NextScheduleTime != nil && p.Status.NextScheduleTime.Time.Year() > 9999 {
+			t.Errorf("resumeAfter %v: nextScheduleTime %v", d, p.Status.NextScheduleTime)
+		}
+		if len(p.Creates) != 0 {
+			t.Errorf("resumeAfter %v: creates %v, want none while paused", d, createdTimes(p))
+		}
+	}
+}
+
+// Whatever the policy and the state a status holds (values past the schema
+// included), a sync neither panics nor waits a negative time, starts no
+// scheduled run while paused but one trial once the cool-down has passed,
+// and writes no time a status cannot hold.
+func TestPausedStartsAtMostOneTrialWhateverTheState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 2026))
+	durations := []time.Duration{0, -time.Minute, time.Second, 10 * time.Minute, 90 * time.Minute, 24 * time.Hour, 8760 * time.Hour, 1<<63 - 1}
+	specs := []string{"0 * * * *", "*/5 * * * *", "@every 7m", "30 2 * * *"}
+	for i := range 800 {
+		pauseAfter := int32(rng.IntN(5)) - 1
+		resume, limit := durations[rng.IntN(len(durations))], durations[rng.IntN(len(durations))]
+		opts := []func(*cronv1.CronJob){sched(specs[rng.IntN(len(specs))]), last(at(-time.Duration(rng.IntN(48*60)) * time.Minute)),
+			failurePolicy(pauseAfter, resume, limit), failing(int32(rng.IntN(6)), "cj-x")}
+		if rng.IntN(3) == 0 {
+			opts = append(opts, catchUpAll(int32(1+rng.IntN(10))))
+		}
+		paused := rng.IntN(4) != 0
+		if paused {
+			opts = append(opts, pausedSince(at(-time.Duration(rng.IntN(72*60))*time.Minute), int32(rng.IntN(40)), ""))
+		}
+		cj := cronJob(opts...)
+		now := at(time.Duration(rng.IntN(120)) * time.Minute)
+		p := Decide(Input{CronJob: cj, Now: now})
+		if p.RequeueAfter < 0 {
+			t.Fatalf("case %d: negative requeue %v", i, p.RequeueAfter)
+		}
+		fs := p.Status.FailureStreak
+		if fs.ResumeAt != nil && fs.ResumeAt.After(lastStorable) {
+			t.Fatalf("case %d: resumeAt %v past what a status holds", i, fs.ResumeAt)
+		}
+		if !paused || fs.PausedAt == nil {
+			continue
+		}
+		var trials []Create
+		for _, c := range p.Creates {
+			if !c.Trial {
+				t.Fatalf("case %d: paused (%+v), yet the run of %s starts as no trial", i, fs, c.Time)
+			}
+			trials = append(trials, c)
+		}
+		resumeAt := (&Plan{cj: cj, Status: cj.Status}).resumeAt()
+		if len(trials) > 1 || len(trials) == 1 && (resumeAt.IsZero() || now.Before(resumeAt) || trials[0].Time.Before(resumeAt)) {
+			t.Fatalf("case %d: trials %v at %s with resumeAt %s", i, createdTimes(p), now, resumeAt)
+		}
+	}
 }

@@ -418,7 +418,7 @@ func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 			p.requeueBy(at.Add(time.Second))
 			continue
 		}
-		if held[j.Finished()] || !p.recorded(j, written) {
+		if held[j.Finished()] || !p.recorded(j, written) || p.outcomeUnwritten(j, written) {
 			held[j.Finished()] = true
 			// Look again once the status write has had time to land.
 			p.requeueBy(p.now.Add(time.Second))

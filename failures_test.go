@@ -1,0 +1,126 @@
+package main
+
+// Tests of spec.failurePolicy through the controller: a CronJob whose runs
+// fail pauses, tries once after its cool-down, and resumes on a success;
+// the state lives in status, so each step here is a new controller (a
+// restart, or another leader) reading it from the API server.
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+)
+
+func withFailurePolicy(pauseAfter int32, resumeAfter time.Duration) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: pauseAfter, ResumeAfter: &metav1.Duration{Duration: resumeAfter}}
+	}
+}
+
+// breakerWalk syncs a CronJob as a new controller at each step.
+type breakerWalk struct {
+	t   *testing.T
+	ctx context.Context
+	f   *fixture
+	log createLog
+	// events are the Events of every step, "Type Reason".
+	events []string
+}
+
+// syncAt restarts the controller at now, syncs, and returns the CronJob as
+// the API server then holds it.
+func (w *breakerWalk) syncAt(now time.Time) *cronv1.CronJob {
+	w.t.Helper()
+	w.f.clock.SetTime(now)
+	c, _, _ := restart(w.t, w.ctx, w.f)
+	if _, err := c.syncHandler(w.ctx, cache.ObjectName{Namespace: "default", Name: "cj"}); err != nil {
+		w.t.Fatal(err)
+	}
+	w.log.add(w.f)
+	w.events = append(w.events, w.f.events()...)
+	cj, err := w.f.client.BatchV1().CronJobs("default").Get(w.ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return cj
+}
+
+func (w *breakerWalk) finish(t time.Time, end batchv1.JobConditionType) {
+	w.t.Helper()
+	finishJobAs(w.t, w.ctx, w.f, nil, jobName(t), end)
+}
+
+func pausedReason(cj *cronv1.CronJob) string {
+	c := meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionPaused)
+	if c == nil {
+		return ""
+	}
+	return string(c.Status) + "/" + c.Reason
+}
+
+func TestFailingCronJobPausesTriesOnceAfterTheCoolDownAndResumesAcrossRestarts(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, topOfHour)
+	f.cronJob = newCronJob(withFailurePolicy(2, 30*time.Minute))
+	f.newController(ctx)
+	w := &breakerWalk{t: t, ctx: ctx, f: f, log: createLog{}}
+	h := func(n int) time.Time { return at(time.Duration(n) * time.Hour) }
+
+	w.syncAt(h(0))
+	w.finish(h(0), batchv1.JobFailed)
+	w.syncAt(h(1))
+	w.finish(h(1), batchv1.JobFailed)
+	// The second failure in a row: the 12:00 run is due, and held.
+	cj := w.syncAt(h(2))
+	if fs := cj.Status.FailureStreak; fs == nil || fs.Count != 2 || fs.PausedAt == nil || pausedReason(cj) != "True/"+planner.ReasonFailureStreak {
+		t.Fatalf("at 12:00: failureStreak %+v, Paused %s; want paused after two failures", fs, pausedReason(cj))
+	}
+	// resumeAt 12:30: 13:00 is the trial, and it fails.
+	cj = w.syncAt(h(3))
+	if cj.Status.FailureStreak.TrialJob != jobName(h(3)) {
+		t.Fatalf("at 13:00: trialJob %q, want %s", cj.Status.FailureStreak.TrialJob, jobName(h(3)))
+	}
+	w.finish(h(3), batchv1.JobFailed)
+	cj = w.syncAt(h(3).Add(5 * time.Minute))
+	if fs := cj.Status.FailureStreak; fs.Pauses != 2 || fs.ResumeAt == nil || !fs.ResumeAt.Time.Equal(h(4).Add(5*time.Minute)) {
+		t.Fatalf("after the failed trial: failureStreak %+v, want pauses 2 and resumeAt 14:05 (an hour's cool-down)", fs)
+	}
+	// 14:00 is held; 15:00 is the next trial, and it succeeds.
+	w.syncAt(h(4))
+	w.syncAt(h(5))
+	w.finish(h(5), batchv1.JobComplete)
+	cj = w.syncAt(h(5).Add(5 * time.Minute))
+	if fs := cj.Status.FailureStreak; fs.PausedAt != nil || fs.Count != 0 || pausedReason(cj) != "False/"+planner.ReasonResumed {
+		t.Fatalf("after the trial succeeded: failureStreak %+v, Paused %s; want resumed", fs, pausedReason(cj))
+	}
+	cj = w.syncAt(h(6))
+
+	for n := range 7 {
+		want := 1
+		if n == 2 || n == 4 {
+			want = 0
+		}
+		if got := w.log[jobName(h(n))]; got != want {
+			t.Errorf("%s: created %d times, want %d", jobName(h(n)), got, want)
+		}
+	}
+	if got := missedCount(cj.Status, cronv1.MissedPaused); got != 2 {
+		t.Errorf("missed Paused = %d, want 2 (12:00 and 14:00); missedRuns %+v", got, cj.Status.MissedRuns)
+	}
+	count := func(e string) int { return len(slices.DeleteFunc(slices.Clone(w.events), func(x string) bool { return x != e })) }
+	for e, want := range map[string]int{"Warning " + planner.ReasonPaused: 2, "Normal " + planner.ReasonTrialRun: 2, "Normal " + planner.ReasonResumed: 1} {
+		if got := count(e); got != want {
+			t.Errorf("%d Events %q, want %d; events %q", got, e, want, w.events)
+		}
+	}
+}
