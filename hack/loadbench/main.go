@@ -172,7 +172,16 @@ func main() {
 	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
 	flag.BoolVar(&profileAPIServer, "profile-apiserver", false, "with -profile, also save a CPU profile of the API server over each firing, for every variant (its cost lengthens the burst)")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
+	statusN := flag.Int("status-writes", 0, "instead of the load runs: the status-write benchmark (statuswrites.go) on this many CronJobs, -repeats rounds")
+	statusCEL := flag.String("status-writes-cel", "both", "the status-write benchmark's CRD: its CEL rules on, off, or both")
 	flag.Parse()
+	if *statusN > 0 {
+		if err := statusWrites(*statusN, *repeats, *statusCEL, floorConcurrency); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if wide < 1 {
 		fmt.Fprintln(os.Stderr, "loadbench: -wide must be at least 1")
 		os.Exit(2)
