@@ -125,3 +125,26 @@ func TestFutureScheduledJobSilencesNoRun(t *testing.T) {
 			p.Status.LastScheduleTime, p.Status.NextScheduleTime)
 	}
 }
+
+// A sync started the 10:00 run and counted 08:00 and 09:00 Superseded; its
+// status write was lost, and the CronJob was suspended before the next
+// sync. That sync, suspended, starts nothing, but it adopts the 10:00 Job,
+// which settles the runs before it: it counts them as the lost write did.
+func TestSuspendedSyncCountsTheRunsAnAdoptedJobPassedOver(t *testing.T) {
+	cj := cronJob(last(at(-3 * time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	made := startAll(p)
+	if got := missedFor(p.Status, cronv1.MissedSuperseded); len(made) != 1 || got != 2 {
+		t.Fatalf("first sync: creates %v, missed %v; want 10:00 started, 08:00 and 09:00 Superseded", createdTimes(p), missedOf(p.Status))
+	}
+	// Lost; the user suspends.
+	suspended := cj.DeepCopy()
+	suspended.Spec.Suspend = new(bool)
+	*suspended.Spec.Suspend = true
+	p2 := Decide(Input{CronJob: suspended, Jobs: asJobs(made), Now: at(5 * time.Minute)})
+	resumed := withStatus(cj, p2.Status)
+	p3 := Decide(Input{CronJob: resumed, Jobs: asJobs(made), Now: at(30 * time.Minute)})
+	if got := totalMissed(p3.Status); got != 2 {
+		t.Errorf("after the suspend and resume: missed %v, lastScheduleTime %v; want 08:00 and 09:00 counted (2)", missedOf(p3.Status), p3.Status.LastScheduleTime)
+	}
+}

@@ -218,7 +218,7 @@ func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar, parsed *Calen
 // stays owed is never passed over by a count that settles the time after
 // it.
 func (p *Plan) holdRuns(runs []time.Time) []time.Time {
-	if p.excl == nil && !p.paused() {
+	if p.excl == nil && !p.holding() {
 		return runs
 	}
 	kept := runs[:0:0]
@@ -291,14 +291,14 @@ func (p *Plan) reportedScheduled(c Create) {
 // olderHold sorts the runs older walks past: a held one counts for its
 // hold reason, whatever its deadline.
 func (p *Plan) olderHold() func(time.Time) string {
-	if p.excl == nil && !p.paused() {
+	if p.excl == nil && !p.holding() {
 		return nil
 	}
 	return func(t time.Time) string {
 		if reason, _ := p.excl.hold(t); reason != "" {
 			return reason
 		}
-		if p.paused() {
+		if p.paused() || t.Before(p.heldUntil) {
 			// Never the trial: that is one of the runs considered.
 			return cronv1.MissedPaused
 		}

@@ -40,23 +40,33 @@ const (
 // time in this sync: its outcome counts once, now.
 type finishedRun struct {
 	job Job
-	// at orders the runs: the scheduled time, or a run-now Job's creation.
-	at time.Time
+	// done orders the outcomes: when the Job finished, else when its run
+	// started (the scheduled time, or a run-now Job's creation), so the
+	// order is the Jobs' own, not that of the syncs that saw them.
+	done time.Time
 }
 
 // noteFinished keeps j, a Job of cj seen finished for the first time, for
 // observeFailures. Only runs count: a scheduled or run-now Job the
-// controller made, not one it adopted.
+// controller made, not one it adopted; and not a run whose time is still
+// to come (a clock that was ahead): it is no run yet, and no status can
+// record it, so it is counted once its time has come.
 func (p *Plan) noteFinished(j Job) {
 	at, scheduled := j.ScheduledAt()
 	switch {
 	case scheduled && !j.Manual():
+		if at.After(p.now) {
+			return
+		}
 	case j.Manual():
 		at = j.GetCreationTimestamp().Time
 	default:
 		return
 	}
-	p.finished = append(p.finished, finishedRun{job: j, at: at})
+	if done := j.FinishTime(); done != nil {
+		at = done.Time
+	}
+	p.finished = append(p.finished, finishedRun{job: j, done: at})
 }
 
 // observeFailures counts the outcomes seen in this sync and moves the
@@ -72,15 +82,20 @@ func (p *Plan) observeFailures() {
 		return
 	}
 	if st.FailureStreak == nil {
-		st.FailureStreak = &cronv1.FailureStreak{}
+		// A resume asked before the policy was set (or again) is no
+		// request of this streak's.
+		st.FailureStreak = &cronv1.FailureStreak{LastResume: RunNowKey(p.cj.Annotations[cronv1.ResumeAnnotation])}
 	}
 	fs := st.FailureStreak
 	wasPaused := fs.PausedAt != nil
 	p.adoptTrial()
 	pauseAfter := max(policy.PauseAfter, 1) // below 1 only past the schema
 
+	// A resume first: were its status lost, the next sync would handle it
+	// again, and after the outcomes of the runs it let start.
+	p.handleResume()
 	slices.SortStableFunc(p.finished, func(a, b finishedRun) int {
-		if c := a.at.Compare(b.at); c != 0 {
+		if c := a.done.Compare(b.done); c != 0 {
 			return c
 		}
 		return strings.Compare(a.job.GetName(), b.job.GetName())
@@ -94,7 +109,6 @@ func (p *Plan) observeFailures() {
 		// the next due run is a new trial.
 		fs.TrialJob = ""
 	}
-	p.handleResume()
 	if fs.PausedAt == nil && fs.Count >= pauseAfter {
 		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
 	}
@@ -111,7 +125,9 @@ func (p *Plan) adoptTrial() {
 		return
 	}
 	for _, j := range p.jobs {
-		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && !at.After(p.now) && p.controls(j) {
+		// A time still to come too: a replica whose clock was ahead made
+		// it, and it is the trial all the same.
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && p.controls(j) {
 			fs.TrialJob = j.GetName()
 			return
 		}
@@ -142,7 +158,11 @@ func (p *Plan) countOutcome(j Job) {
 		}
 	case batchv1.JobComplete:
 		if fs.PausedAt != nil {
-			p.resume(fmt.Sprintf("Job %s succeeded", j.GetName()))
+			at := p.now
+			if done := j.FinishTime(); done != nil && done.Before(&metav1.Time{Time: at}) {
+				at = done.Time
+			}
+			p.resume(fmt.Sprintf("Job %s succeeded", j.GetName()), at)
 		}
 		fs.Count, fs.LastFailedJob = 0, ""
 	}
@@ -157,7 +177,7 @@ func (p *Plan) handleResume() {
 	}
 	fs.LastResume = RunNowKey(value)
 	if fs.PausedAt != nil {
-		p.resume(fmt.Sprintf("resumed by hand (annotation %s=%s)", cronv1.ResumeAnnotation, quote(value)))
+		p.resume(fmt.Sprintf("resumed by hand (annotation %s=%s)", cronv1.ResumeAnnotation, quote(value)), p.now)
 	}
 	fs.Count, fs.LastFailedJob = 0, ""
 }
@@ -177,11 +197,13 @@ func (p *Plan) reopen(why string) {
 	p.event(corev1.EventTypeWarning, ReasonPaused, "Pausing scheduled runs again: %s; %s", why, p.untilWhen())
 }
 
-// resume closes the breaker.
-func (p *Plan) resume(why string) {
+// resume closes the breaker as of at: runs due before it were due while
+// paused, and stay held (heldUntil).
+func (p *Plan) resume(why string, at time.Time) {
 	fs := p.Status.FailureStreak
 	fs.PausedAt, fs.Pauses, fs.TrialJob, fs.ResumeAt = nil, 0, "", nil
 	p.resumedBy = why
+	p.heldUntil = at
 	p.event(corev1.EventTypeNormal, ReasonResumed, "Resuming scheduled runs: %s", why)
 }
 
@@ -219,6 +241,10 @@ func (p *Plan) noteBreaker(wasPaused bool) {
 		}
 	}
 }
+
+// holding reports whether a pause holds any run of this sync: it is
+// paused, or a pause ended in it.
+func (p *Plan) holding() bool { return p.paused() || !p.heldUntil.IsZero() }
 
 // paused reports whether scheduled runs are paused now.
 func (p *Plan) paused() bool {
@@ -283,6 +309,9 @@ func (p *Plan) resumeAt() time.Time {
 // first), once per plan.
 func (p *Plan) pauseHold(t time.Time) string {
 	if !p.paused() {
+		if t.Before(p.heldUntil) {
+			return cronv1.MissedPaused
+		}
 		return ""
 	}
 	if at, ok := p.trialDue(); ok && p.trialAt.IsZero() && !t.Before(at) {
@@ -340,5 +369,6 @@ func (p *Plan) startedRun(c Create, j Job) {
 	if fs.PausedAt == nil && fs.Count >= max(p.cj.Spec.FailurePolicy.PauseAfter, 1) {
 		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
 	}
+	p.pausedInPlan = fs.PausedAt != nil
 	p.noteBreaker(wasPaused)
 }

@@ -568,3 +568,285 @@ func TestPausedStartsAtMostOneTrialWhateverTheState(t *testing.T) {
 		}
 	}
 }
+// A finished Job for a run still to come (a replica whose clock was ahead,
+// its status lost) is no run yet: its outcome counts once its time has
+// come, and once only, whether the status saw it active or not.
+func TestRunFromAClockAheadCountsOnceWhenItsTimeComes(t *testing.T) {
+	j := runOf(at(2*time.Hour), batchv1.JobFailed) // the 12:00 run, made early, failed
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0))
+	st := cj.Status
+	for i, now := range []time.Time{ten, at(time.Minute), at(2*time.Hour + time.Second), at(2*time.Hour + time.Minute)} {
+		p := Decide(Input{CronJob: withStatus(cj, st), Jobs: []Job{j}, Now: now})
+		st = p.Status
+		want := int32(0)
+		if !now.Before(at(2 * time.Hour)) {
+			want = 1
+		}
+		if fs := st.FailureStreak; fs.Count != want {
+			t.Fatalf("sync %d at %s: failureStreak %+v, want count %d: one failed Job, counted once its time has come", i+1, now.Format("15:04"), fs, want)
+		}
+	}
+}
+
+
+// The same Job seen active first: it leaves status.active finished before
+// its time, uncounted, and counts once at its time.
+func TestRunFromAClockAheadSeenActiveCountsOnceWhenItsTimeComes(t *testing.T) {
+	j := runOf(at(2*time.Hour), batchv1.JobFailed)
+	cj := cronJob(last(at(-time.Hour)), active(j), failurePolicy(2, 0, 0))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: at(30 * time.Minute)})
+	if fs := p.Status.FailureStreak; fs.Count != 0 || len(p.Status.Active) != 0 {
+		t.Fatalf("first sync: failureStreak %+v, active %v; want it no longer active, not counted before its time", fs, p.Status.Active)
+	}
+	st := p.Status
+	for _, now := range []time.Time{at(2*time.Hour + time.Second), at(2*time.Hour + time.Minute)} {
+		p := Decide(Input{CronJob: withStatus(cj, st), Jobs: []Job{j}, Now: now})
+		st = p.Status
+		if fs := st.FailureStreak; fs.Count != 1 || fs.PausedAt != nil {
+			t.Errorf("at %s: failureStreak %+v, want count 1, not paused (pauseAfter 2, one failure)", now.Format("15:04:05"), fs)
+		}
+	}
+}
+
+
+// A kept decision (its status write deferred or failed) that started a
+// run-now Job is judged again after an edit (StaleDecision): what it saw
+// active and the outcomes it counted go together, so the run-now Job's
+// outcome still counts. Here it is the user's "try the fix" while paused,
+// and its success resumes scheduled runs.
+func TestRunNowSuccessCountsWhenAKeptDecisionGoesStale(t *testing.T) {
+	cj := cronJob(last(ten), failurePolicy(1, 0, 0), failing(1, "cj-x"), pausedSince(ten, 1, ""), runNowValue("try-the-fix"))
+	written := *cj.Status.DeepCopy()
+
+	// S1 at 10:01 makes the run-now Job; its status is kept, not written.
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	if len(p1.Creates) != 1 || !p1.Creates[0].Manual {
+		t.Fatalf("S1 creates = %+v, want the run-now Job", p1.Creates)
+	}
+	made := startAll(p1)
+	m := made[0]
+	m.CreationTimestamp = metav1.NewTime(at(time.Minute))
+	m.finished = batchv1.JobComplete
+	m.complete = &metav1.Time{Time: at(2 * time.Minute)}
+	unrecorded(m, "", "try-the-fix", 1)
+
+	// The user edits the spec (a new generation) before the kept status is
+	// written; S2 starts from StaleDecision, as the controller's view does.
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Status = StaleDecision(&written, &p1.Status)
+	p2 := Decide(Input{CronJob: edited, Jobs: []Job{m}, Written: &written, Now: at(3 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.PausedAt != nil {
+		t.Errorf("S2: failureStreak %+v, want resumed: the run-now Job %s succeeded", fs, m.Name)
+	}
+	// And the breaker goes on holding runs.
+	p3 := Decide(Input{CronJob: withStatus(edited, p2.Status), Jobs: []Job{m}, Now: at(time.Hour)})
+	if len(createdTimes(p3)) != 1 {
+		t.Errorf("11:00: creates %v, missed %v; want the 11:00 run started after the run-now's success", createdTimes(p3), missedOf(p3.Status))
+	}
+}
+
+
+// The same with a failure: it counts, and with one before it pauses
+// (pauseAfter 2).
+func TestRunNowFailureCountsWhenAKeptDecisionGoesStale(t *testing.T) {
+	cj := cronJob(last(ten), failurePolicy(2, 0, 0), failing(1, "cj-x"), runNowValue("again"))
+	written := *cj.Status.DeepCopy()
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	made := startAll(p1)
+	if len(made) != 1 {
+		t.Fatalf("S1 made %d Jobs, want the run-now Job", len(made))
+	}
+	m := made[0]
+	m.CreationTimestamp = metav1.NewTime(at(time.Minute))
+	m.finished = batchv1.JobFailed
+	unrecorded(m, "", "again", 1)
+
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Status = StaleDecision(&written, &p1.Status)
+	p2 := Decide(Input{CronJob: edited, Jobs: []Job{m}, Written: &written, Now: at(3 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.Count != 2 || fs.PausedAt == nil {
+		t.Errorf("S2: failureStreak %+v, want count 2 and paused: the run-now Job %s failed", fs, m.Name)
+	}
+}
+
+
+// Runs due while paused never start later, even those not counted yet: here
+// catchUpPolicy All waits with the trial (Forbid, a run-now Job active), and
+// the run-now's success ends the pause; the runs due before it stay held.
+func TestRunsDueWhilePausedStayHeldWhenThePauseEndsBeforeTheTrialStarts(t *testing.T) {
+	running := manualRun("cj-manual")
+	running.UID = types.UID("uid-cj-manual")
+	// Paused at 06:00, cool-down 90m: resumeAt 07:30. Down since 07:00.
+	cj := cronJob(last(at(-3*time.Hour)), concurrency(cronv1.ForbidConcurrent), catchUpAll(10), active(running),
+		failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-4*time.Hour), 1, ""))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{running}, Now: at(time.Minute)})
+	if len(p.Creates) != 0 {
+		t.Fatalf("creates %v, want none: Forbid and the run-now Job is active", createdTimes(p))
+	}
+	// 08:00 is the trial, waiting; 09:00 and 10:00 were due while paused.
+
+	// The run-now succeeds: the breaker closes.
+	running.finished = batchv1.JobComplete
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{running}, Now: at(2 * time.Minute)})
+	if p2.Status.FailureStreak.PausedAt != nil {
+		t.Fatalf("failureStreak %+v, want resumed by the run-now's success", p2.Status.FailureStreak)
+	}
+	for _, c := range p2.Creates {
+		if !c.Manual && c.Time.After(at(-2*time.Hour)) {
+			t.Errorf("after the resume: creates %v (missed %v); the runs of 09:00 and 10:00 were due while paused and must not start later",
+				createdTimes(p2), missedOf(p2.Status))
+			break
+		}
+	}
+}
+
+
+// The same behind a trial whose create failed and stays owed, ended by a
+// resume by hand.
+func TestRunsDueWhilePausedStayHeldWhenAResumeByHandFollowsAFailedTrialCreate(t *testing.T) {
+	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(10), failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-4*time.Hour), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	if len(p.Creates) != 1 || !p.Creates[0].Trial {
+		t.Fatalf("creates %+v, want the 08:00 trial", p.Creates)
+	}
+	p.CreateFailed(p.Creates[0], errTimeout{})
+	resumed := withStatus(cj, p.Status)
+	annotated(cronv1.ResumeAnnotation, "now")(resumed)
+	p2 := Decide(Input{CronJob: resumed, Now: at(2 * time.Minute)})
+	var late []string
+	for _, c := range p2.Creates {
+		if c.Time.After(at(-2 * time.Hour)) {
+			late = append(late, c.Time.UTC().Format("15:04"))
+		}
+	}
+	if len(late) > 0 {
+		t.Errorf("after the resume: creates %v (missed %v); %v were due while paused and must not start later", createdTimes(p2), missedOf(p2.Status), late)
+	}
+}
+
+
+// An outcome reported while a plan is carried out (a create that met a
+// Job made and failed already) may pause scheduled runs: the plan's later
+// scheduled creates then wait, owed, for the next sync to hold them.
+func TestRunsPlannedBeforeAPauseInTheSameSyncWait(t *testing.T) {
+	cj := cronJob(last(at(-2*time.Hour)), catchUpAll(10), failurePolicy(1, 0, 0))
+	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	if got := createdTimes(p); len(got) != 2 {
+		t.Fatalf("creates %v, want 09:00 and 10:00", got)
+	}
+	// 09:00's Job was made, and failed, by a sync whose status was lost;
+	// the cache does not show it yet.
+	p.Started(p.Creates[0], runOf(at(-time.Hour), batchv1.JobFailed), false)
+	if p.Status.FailureStreak.PausedAt == nil {
+		t.Fatalf("failureStreak %+v, want paused by the 09:00 failure", p.Status.FailureStreak)
+	}
+	if p.Wants(p.Creates[1]) {
+		t.Errorf("paused, yet the plan still wants the 10:00 run (trial %v)", p.Creates[1].Trial)
+	}
+}
+
+
+// A resume annotation left from before the policy was (re)set is no
+// request of the new streak's: a failure counted in the same sync stays.
+func TestReAddedPolicyTakesNoOldResumeForANewOne(t *testing.T) {
+	j := runAt9(batchv1.JobFailed)
+	cj := cronJob(last(at(-time.Hour)), active(j), failurePolicy(1, 0, 0), annotated(cronv1.ResumeAnnotation, "2026-04-01T00:00:00Z"))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: ten})
+	if fs := p.Status.FailureStreak; fs.Count != 1 || fs.PausedAt == nil {
+		t.Errorf("failureStreak %+v, want count 1 and paused: the annotation was handled before the policy was removed", fs)
+	}
+}
+
+
+// A resume whose status was lost is handled again by the next sync, before
+// the outcomes that sync sees: the failure of the run the resume let start
+// still counts, and pauses again.
+func TestResumeHandledAgainAfterALostStatusKeepsLaterFailures(t *testing.T) {
+	// Paused since 09:30, the 10:00 run counted Paused; resumed at 11:00.
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(1, 0, 0), failing(1, "cj-x"), pausedSince(at(-30*time.Minute), 1, ""),
+		annotated(cronv1.ResumeAnnotation, "r1"))
+	cj = withStatus(cj, Decide(Input{CronJob: cronJob(last(at(-time.Hour)), failurePolicy(1, 0, 0), failing(1, "cj-x"), pausedSince(at(-30*time.Minute), 1, "")), Now: ten}).Status)
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Hour)})
+	if got := createdTimes(p1); len(got) != 1 || p1.Status.FailureStreak.PausedAt != nil {
+		t.Fatalf("S1: creates %v, streak %+v; want resumed and the 11:00 run started", got, p1.Status.FailureStreak)
+	}
+	made := startAll(p1)
+	// The status of S1 is lost; the 11:00 run fails.
+	made[0].finished = batchv1.JobFailed
+	p2 := Decide(Input{CronJob: cj, Jobs: asJobs(made), Now: at(time.Hour + 11*time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.Count != 1 || fs.PausedAt == nil {
+		t.Errorf("S2: failureStreak %+v, want count 1 and paused: the 11:00 run failed after the resume", fs)
+	}
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: asJobs(made), Now: at(2*time.Hour + time.Minute)})
+	if got := createdTimes(p3); len(got) != 0 {
+		t.Errorf("12:00: creates %v, want none: paused after the failure", got)
+	}
+}
+
+
+// Outcomes count in the order the Jobs finished, not that of the syncs that
+// saw them: a lost status (or a controller down a while) that makes one
+// sync see two outcomes counts them as two syncs would. The 09:00 run runs
+// long; the 09:30 run succeeds at 09:35; the 09:00 run fails at 10:10: the
+// last outcome is a failure, and with pauseAfter 1 scheduled runs pause.
+func TestOutcomesCountInTheOrderTheJobsFinishedWhateverTheSyncs(t *testing.T) {
+	nine := runOf(at(-time.Hour), "")
+	ninethirty := runOf(at(-30*time.Minute), batchv1.JobComplete)
+	cj := cronJob(sched("0,30 * * * *"), last(at(-30*time.Minute)), active(nine, ninethirty), failurePolicy(1, 0, 0))
+	jobs := []Job{nine, ninethirty}
+
+	// Seen in order: 09:30's success at 09:50, 09:00's failure at 10:11.
+	p1 := Decide(Input{CronJob: cj, Jobs: jobs, Now: at(-10 * time.Minute)})
+	nine.finished, nine.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(10 * time.Minute)}
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: jobs, Now: at(11 * time.Minute)})
+	inOrder := p2.Status.FailureStreak
+
+	// The 09:50 status lost: both seen at 10:11.
+	p3 := Decide(Input{CronJob: cj, Jobs: jobs, Now: at(11 * time.Minute)})
+	together := p3.Status.FailureStreak
+	if inOrder.Count != 1 || inOrder.PausedAt == nil || together.Count != 1 || together.PausedAt == nil {
+		t.Errorf("the same outcomes counted two ways: seen in order %+v, seen together after a lost status %+v", inOrder, together)
+	}
+}
+
+
+// A sync that counts runs held as Paused and starts the trial loses its
+// status write; the next sync adopts the trial's Job and counts the runs
+// it passed over as the lost write did: Paused, not Superseded.
+func TestRunsAPauseHeldStayPausedWhenALostTrialWriteIsAdopted(t *testing.T) {
+	// Paused at 06:10 with a cool-down of 90m: resumeAt 07:40. At 10:01 the
+	// 07:00, 08:00 and 09:00 runs are Paused and 10:00 is the trial.
+	cj := cronJob(last(at(-4*time.Hour)), failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-4*time.Hour+10*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	made := startAll(p)
+	if len(made) != 1 || !made[0].scheduled.Equal(ten) || missedFor(p.Status, cronv1.MissedPaused) != 3 {
+		t.Fatalf("first sync: creates %v, missed %v; want the 10:00 trial and 07:00-09:00 Paused", createdTimes(p), missedOf(p.Status))
+	}
+	want := missedOf(p.Status)
+	// The status is lost; the next sync adopts the trial's Job.
+	p2 := Decide(Input{CronJob: cj, Jobs: asJobs(made), Now: at(2 * time.Minute)})
+	if got := missedOf(p2.Status); !mapsEqual(got, want) {
+		t.Errorf("after the lost write: missed %v, want %v as the sync that held them counted", got, want)
+	}
+}
+
+
+// A replica whose clock ran ahead started the trial and lost its status
+// write: its Job, for a time still to come, is the trial all the same, and
+// no second one starts.
+func TestTrialFromAClockAheadIsTheOnlyTrial(t *testing.T) {
+	trial := runOf(ten, "")
+	cj := cronJob(sched("*/5 * * * *"), last(at(-25*time.Minute)), failurePolicy(1, 100*time.Minute, 0), failing(1, "cj-x"),
+		pausedSince(at(-2*time.Hour), 1, ""))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{trial}, Now: at(-10 * time.Minute)})
+	if got := createdTimes(p); len(got) != 0 {
+		t.Errorf("at 09:50: creates %v (trialJob %q); want none: the 10:00 run's Job is this opening's trial, running", got, p.Status.FailureStreak.TrialJob)
+	}
+}
+
+
+type errTimeout struct{}
+
+func (errTimeout) Error() string { return "timeout" }

@@ -28,6 +28,8 @@ type fakeJob struct {
 	scheduled         time.Time
 	manual            bool
 	started, complete *metav1.Time
+	// failedAt is when a failed Job's Failed condition became True.
+	failedAt *metav1.Time
 	// runNowKey, runNowAfter and runNowSeq are a manual Job's run-now
 	// annotations, there when hasRunNow (as while it holds the run-record
 	// finalizer); runNowSeq 0 for a Job made before requests were numbered.
@@ -39,6 +41,12 @@ type fakeJob struct {
 func (j *fakeJob) Finished() batchv1.JobConditionType { return j.finished }
 func (j *fakeJob) StartTime() *metav1.Time            { return j.started }
 func (j *fakeJob) CompletionTime() *metav1.Time       { return j.complete }
+func (j *fakeJob) FinishTime() *metav1.Time {
+	if j.finished == batchv1.JobFailed {
+		return j.failedAt
+	}
+	return j.complete
+}
 func (j *fakeJob) ScheduledAt() (time.Time, bool)     { return j.scheduled, !j.scheduled.IsZero() }
 func (j *fakeJob) Manual() bool                       { return j.manual }
 func (j *fakeJob) RunNow() (key, after string, seq int64, ok bool) {

@@ -98,6 +98,9 @@ type Job interface {
 	Finished() batchv1.JobConditionType
 	StartTime() *metav1.Time
 	CompletionTime() *metav1.Time
+	// FinishTime is when the Job finished: its completion time, or when
+	// its Failed condition became True; nil while it runs or when unknown.
+	FinishTime() *metav1.Time
 	// ScheduledAt is the time of the run the Job is for, from its
 	// scheduled-at annotation; false for a Job without one.
 	ScheduledAt() (time.Time, bool)
@@ -260,12 +263,23 @@ type Plan struct {
 	// chosen as the trial.
 	resumedBy string
 	trialAt   time.Time
+	// heldUntil: a pause ended in this sync at that instant; the runs due
+	// before it were due while paused, and are held as then.
+	heldUntil time.Time
+	// pausedInPlan: an outcome reported while the plan was carried out
+	// paused scheduled runs.
+	pausedInPlan bool
 }
 
 // Wants reports whether c is still to be made, given the outcomes reported
 // so far. Under Forbid the scheduled creates are alternatives, oldest first:
 // once one has started, the rest wait for it to finish.
 func (p *Plan) Wants(c Create) bool {
+	if !c.Manual && !c.Trial && p.pausedInPlan {
+		// An outcome reported in this plan paused scheduled runs: the
+		// run stays owed, and the next sync holds it.
+		return false
+	}
 	return c.Manual || !p.oneAtATime || !p.scheduledStarted
 }
 
@@ -311,6 +325,9 @@ func Decide(in Input) *Plan {
 	sched = p.observeWindow(sched)
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		p.Status.NextScheduleTime = nil
+		// Suspended, it starts nothing; but a run adopted now settles the
+		// runs before it, which its lost status write counted.
+		p.countAdopted(sched, all)
 		return p
 	}
 	p.planRuns(sched, all)
@@ -762,15 +779,7 @@ func (p *Plan) scheduleInvalid(err error) {
 func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	st, spec, now := &p.Status, p.cj.Spec, p.now
 	base := p.settledUntil()
-	if !p.adoptedFrom.IsZero() {
-		ranUnder := sched
-		if p.priorSched != nil {
-			// The window bounds the runs of any schedule: it is read
-			// from the spec at each sync, as sched's was.
-			ranUnder = p.inWindow(p.priorSched)
-		}
-		p.countPassedOver(ranUnder, p.adoptedFrom, base, jobs)
-	}
+	p.countAdopted(sched, jobs)
 	st.PreviousSchedules = slices.DeleteFunc(st.PreviousSchedules, func(e cronv1.PreviousSchedule) bool {
 		return !e.Until.After(base)
 	})
@@ -890,6 +899,22 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	}
 }
 
+// countAdopted counts the runs an adopted Job passed over (see
+// countPassedOver), once.
+func (p *Plan) countAdopted(sched *schedule.Schedule, jobs []Job) {
+	if p.adoptedFrom.IsZero() {
+		return
+	}
+	ranUnder := sched
+	if p.priorSched != nil {
+		// The window bounds the runs of any schedule: it is read from the
+		// spec at each sync, as sched's was.
+		ranUnder = p.inWindow(p.priorSched)
+	}
+	p.countPassedOver(ranUnder, p.adoptedFrom, p.settledUntil(), jobs)
+	p.adoptedFrom = time.Time{}
+}
+
 // countPassedOver counts as superseded the runs in (from, to) with no Job:
 // the sync that started the run at to passed over them, and its status
 // write, which counted them, was lost. (Which of them that sync would have
@@ -900,8 +925,11 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 		return
 	}
 	c := newCandidates(sched, p.previous(from), from, due)
+	// A run a hold kept back (a Calendar, a pause) counts for its hold, as
+	// the lost write counted it.
+	hold := p.olderHold()
 	var n int64
-	var latest time.Time
+	var tallies []heldTally
 	for n <= schedule.ManyMissed {
 		t, ok := c.pop()
 		if !ok {
@@ -911,12 +939,24 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 		if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == name }) {
 			continue
 		}
-		if latest.IsZero() {
-			latest = t
+		reason := cronv1.MissedSuperseded
+		if hold != nil {
+			if r := hold(t); r != "" {
+				reason = r
+			}
 		}
+		i := slices.IndexFunc(tallies, func(h heldTally) bool { return h.reason == reason })
+		if i < 0 {
+			// Newest first: the first is the latest.
+			tallies = append(tallies, heldTally{reason: reason, latest: t})
+			i = len(tallies) - 1
+		}
+		tallies[i].n++
 		n++
 	}
-	p.missed(cronv1.MissedSuperseded, latest, min(n, schedule.ManyMissed))
+	for _, h := range tallies {
+		p.missed(h.reason, h.latest, min(h.n, schedule.ManyMissed))
+	}
 }
 
 // requeueBy brings the next wake-up forward to t, if it is sooner.

@@ -19,7 +19,11 @@ import (
 //     the time of the change) and the runs the edit took away
 //     (ScheduleChanged): noting the edit later would bar runs the new
 //     schedule names between the two sightings;
-//   - the run-now value handled, and how many were.
+//   - the run-now value handled, and how many were;
+//   - the Jobs it saw active and the outcomes it counted for
+//     spec.failurePolicy, together: a Job it saw finish left status.active
+//     as its outcome was counted, and must neither be counted again nor,
+//     a run-now Job it made and recorded, be missed.
 //
 // lastScheduleTime goes back to the written one: the Jobs the decision
 // started are still this process's own writes, so the planner adopts them
@@ -31,6 +35,12 @@ func StaleDecision(written, kept *cronv1.CronJobStatus) cronv1.CronJobStatus {
 	st.ResolvedSchedule, st.ResolvedTimeZone = kept.ResolvedSchedule, kept.ResolvedTimeZone
 	st.ScheduleChangeTime = kept.ScheduleChangeTime.DeepCopy()
 	st.LastRunNow, st.RunNowCount = kept.LastRunNow, kept.RunNowCount
+	st.Active, st.ActiveCount = slices.Clone(kept.Active), kept.ActiveCount
+	st.FailureStreak = kept.FailureStreak.DeepCopy()
+	meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionPaused)
+	if c := meta.FindStatusCondition(kept.Conditions, cronv1.ConditionPaused); c != nil {
+		meta.SetStatusCondition(&st.Conditions, *c)
+	}
 	// An unusable schedule is in force by its condition (see inForce).
 	meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionScheduleValid)
 	if c := meta.FindStatusCondition(kept.Conditions, cronv1.ConditionScheduleValid); c != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -40,6 +41,8 @@ type Job struct {
 	hasRunNow                bool
 	finished                 batchv1.JobConditionType
 	startTime, completedTime *metav1.Time
+	// failedTime is when the Failed condition became True.
+	failedTime *metav1.Time
 	// recordOf is the CronJob a Job detached from it was made for, while
 	// it holds the run-record finalizer (job.RecordOf).
 	recordOf types.UID
@@ -108,6 +111,13 @@ func NewJob(j *batchv1.Job) *Job {
 	s.finished = job.Finished(j)
 	s.startTime = j.Status.StartTime.DeepCopy()
 	s.completedTime = j.Status.CompletionTime.DeepCopy()
+	if s.finished == batchv1.JobFailed {
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+				s.failedTime = c.LastTransitionTime.DeepCopy()
+			}
+		}
+	}
 	return s
 }
 
@@ -121,6 +131,16 @@ func (s *Job) StartTime() *metav1.Time { return s.startTime }
 // CompletionTime is the Job's status.completionTime; do not change what it
 // points at.
 func (s *Job) CompletionTime() *metav1.Time { return s.completedTime }
+
+// FinishTime is when the Job finished: status.completionTime, or when its
+// Failed condition became True; nil while it runs or when unknown. Do not
+// change what it points at.
+func (s *Job) FinishTime() *metav1.Time {
+	if s.finished == batchv1.JobFailed {
+		return s.failedTime
+	}
+	return s.completedTime
+}
 
 // ScheduledAt is the time the Job ran for, from its scheduled-at
 // annotation, like job.ScheduledAt: false when that is missing or unreadable.

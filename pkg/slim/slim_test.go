@@ -227,3 +227,27 @@ func TestBackfillJobKeepsFinished(t *testing.T) {
 		t.Errorf("a foreign Job: Finished() = %q, want nothing kept", got)
 	}
 }
+
+// A Job's finish time orders the outcomes spec.failurePolicy counts: the
+// completion time of a Complete Job, the Failed condition's transition for
+// a failed one (which has no completion time), none while it runs.
+func TestJobFinishTimeIsWhenItCompletedOrFailed(t *testing.T) {
+	cj := &cronv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid"}}
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	done, failed := metav1.NewTime(at.Add(5*time.Minute)), metav1.NewTime(at.Add(7*time.Minute))
+	complete, failing, running := job.New(cj, at, time.UTC), job.New(cj, at, time.UTC), job.New(cj, at, time.UTC)
+	complete.Status = batchv1.JobStatus{CompletionTime: &done,
+		Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: done}}}
+	failing.Status = batchv1.JobStatus{
+		Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: done},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: failed}}}
+	if got := NewJob(complete).FinishTime(); got == nil || !got.Equal(&done) {
+		t.Errorf("a Complete Job's finish time = %v, want %v", got, done)
+	}
+	if got := NewJob(failing).FinishTime(); got == nil || !got.Equal(&failed) {
+		t.Errorf("a failed Job's finish time = %v, want %v", got, failed)
+	}
+	if got := NewJob(running).FinishTime(); got != nil {
+		t.Errorf("a running Job's finish time = %v, want none", got)
+	}
+}
