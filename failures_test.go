@@ -117,7 +117,9 @@ func TestFailingCronJobPausesTriesOnceAfterTheCoolDownAndResumesAcrossRestarts(t
 	if got := missedCount(cj.Status, cronv1.MissedPaused); got != 2 {
 		t.Errorf("missed Paused = %d, want 2 (12:00 and 14:00); missedRuns %+v", got, cj.Status.MissedRuns)
 	}
-	count := func(e string) int { return len(slices.DeleteFunc(slices.Clone(w.events), func(x string) bool { return x != e })) }
+	count := func(e string) int {
+		return len(slices.DeleteFunc(slices.Clone(w.events), func(x string) bool { return x != e }))
+	}
 	for e, want := range map[string]int{"Warning " + planner.ReasonPaused: 2, "Normal " + planner.ReasonTrialRun: 2, "Normal " + planner.ReasonResumed: 1} {
 		if got := count(e); got != want {
 			t.Errorf("%d Events %q, want %d; events %q", got, e, want, w.events)

@@ -568,6 +568,7 @@ func TestPausedStartsAtMostOneTrialWhateverTheState(t *testing.T) {
 		}
 	}
 }
+
 // A finished Job for a run still to come (a replica whose clock was ahead,
 // its status lost) is no run yet: its outcome counts once its time has
 // come, and once only, whether the status saw it active or not.
@@ -588,7 +589,6 @@ func TestRunFromAClockAheadCountsOnceWhenItsTimeComes(t *testing.T) {
 	}
 }
 
-
 // The same Job seen active first: it leaves status.active finished before
 // its time, uncounted, and counts once at its time.
 func TestRunFromAClockAheadSeenActiveCountsOnceWhenItsTimeComes(t *testing.T) {
@@ -607,7 +607,6 @@ func TestRunFromAClockAheadSeenActiveCountsOnceWhenItsTimeComes(t *testing.T) {
 		}
 	}
 }
-
 
 // A kept decision (its status write deferred or failed) that started a
 // run-now Job is judged again after an edit (StaleDecision): what it saw
@@ -646,7 +645,6 @@ func TestRunNowSuccessCountsWhenAKeptDecisionGoesStale(t *testing.T) {
 	}
 }
 
-
 // The same with a failure: it counts, and with one before it pauses
 // (pauseAfter 2).
 func TestRunNowFailureCountsWhenAKeptDecisionGoesStale(t *testing.T) {
@@ -670,7 +668,6 @@ func TestRunNowFailureCountsWhenAKeptDecisionGoesStale(t *testing.T) {
 		t.Errorf("S2: failureStreak %+v, want count 2 and paused: the run-now Job %s failed", fs, m.Name)
 	}
 }
-
 
 // Runs due while paused never start later, even those not counted yet: here
 // catchUpPolicy All waits with the trial (Forbid, a run-now Job active), and
@@ -702,7 +699,6 @@ func TestRunsDueWhilePausedStayHeldWhenThePauseEndsBeforeTheTrialStarts(t *testi
 	}
 }
 
-
 // The same behind a trial whose create failed and stays owed, ended by a
 // resume by hand.
 func TestRunsDueWhilePausedStayHeldWhenAResumeByHandFollowsAFailedTrialCreate(t *testing.T) {
@@ -726,7 +722,6 @@ func TestRunsDueWhilePausedStayHeldWhenAResumeByHandFollowsAFailedTrialCreate(t 
 	}
 }
 
-
 // An outcome reported while a plan is carried out (a create that met a
 // Job made and failed already) may pause scheduled runs: the plan's later
 // scheduled creates then wait, owed, for the next sync to hold them.
@@ -747,7 +742,6 @@ func TestRunsPlannedBeforeAPauseInTheSameSyncWait(t *testing.T) {
 	}
 }
 
-
 // A resume annotation left from before the policy was (re)set is no
 // request of the new streak's: a failure counted in the same sync stays.
 func TestReAddedPolicyTakesNoOldResumeForANewOne(t *testing.T) {
@@ -758,7 +752,6 @@ func TestReAddedPolicyTakesNoOldResumeForANewOne(t *testing.T) {
 		t.Errorf("failureStreak %+v, want count 1 and paused: the annotation was handled before the policy was removed", fs)
 	}
 }
-
 
 // A resume whose status was lost is handled again by the next sync, before
 // the outcomes that sync sees: the failure of the run the resume let start
@@ -785,7 +778,6 @@ func TestResumeHandledAgainAfterALostStatusKeepsLaterFailures(t *testing.T) {
 	}
 }
 
-
 // Outcomes count in the order the Jobs finished, not that of the syncs that
 // saw them: a lost status (or a controller down a while) that makes one
 // sync see two outcomes counts them as two syncs would. The 09:00 run runs
@@ -811,7 +803,6 @@ func TestOutcomesCountInTheOrderTheJobsFinishedWhateverTheSyncs(t *testing.T) {
 	}
 }
 
-
 // A sync that counts runs held as Paused and starts the trial loses its
 // status write; the next sync adopts the trial's Job and counts the runs
 // it passed over as the lost write did: Paused, not Superseded.
@@ -832,7 +823,6 @@ func TestRunsAPauseHeldStayPausedWhenALostTrialWriteIsAdopted(t *testing.T) {
 	}
 }
 
-
 // A replica whose clock ran ahead started the trial and lost its status
 // write: its Job, for a time still to come, is the trial all the same, and
 // no second one starts.
@@ -845,7 +835,6 @@ func TestTrialFromAClockAheadIsTheOnlyTrial(t *testing.T) {
 		t.Errorf("at 09:50: creates %v (trialJob %q); want none: the 10:00 run's Job is this opening's trial, running", got, p.Status.FailureStreak.TrialJob)
 	}
 }
-
 
 type errTimeout struct{}
 

@@ -47,8 +47,8 @@ func (j *fakeJob) FinishTime() *metav1.Time {
 	}
 	return j.complete
 }
-func (j *fakeJob) ScheduledAt() (time.Time, bool)     { return j.scheduled, !j.scheduled.IsZero() }
-func (j *fakeJob) Manual() bool                       { return j.manual }
+func (j *fakeJob) ScheduledAt() (time.Time, bool) { return j.scheduled, !j.scheduled.IsZero() }
+func (j *fakeJob) Manual() bool                   { return j.manual }
 func (j *fakeJob) RunNow() (key, after string, seq int64, ok bool) {
 	return j.runNowKey, j.runNowAfter, j.runNowSeq, j.hasRunNow
 }
