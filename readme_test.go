@@ -55,7 +55,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	}
 
 	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
-		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved}
+		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused}
 	slices.Sort(missed)
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
 		t.Errorf("docs/metrics.md's missed-run reasons %q, the code's %q", got, missed)
