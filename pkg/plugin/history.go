@@ -177,8 +177,10 @@ func streakLines(cj *cronv1.CronJob, now time.Time, loc *time.Location) []string
 		return append(lines, "Paused: no")
 	}
 	line = fmt.Sprintf("Paused: since %s (%s ago)", streak.PausedAt.In(loc).Format(zoneLayout), duration.HumanDuration(now.Sub(streak.PausedAt.Time)))
-	if streak.Pauses > 1 {
-		line += fmt.Sprintf(", pause %d (its trials failed)", streak.Pauses)
+	if failed := streak.Pauses - 1; failed == 1 {
+		line += ", again after a failed trial"
+	} else if failed > 1 {
+		line += fmt.Sprintf(", again after %d failed trials", failed)
 	}
 	switch {
 	case streak.TrialJob != "":

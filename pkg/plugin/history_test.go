@@ -121,7 +121,12 @@ func TestHistoryShowsTheFailureStreakAndThePause(t *testing.T) {
 		{"paused again, the trial due", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 4, LastFailedJob: "nightly-4", PausedAt: pausedAt, Pauses: 2,
 			ResumeAt: &metav1.Time{Time: pausedAt.Add(10 * time.Minute)}})},
 			"Failed in a row: 4 (pauseAfter 3), last failed Job nightly-4\n" +
-				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago), pause 2 (its trials failed); the first run due at or after Mon 2026-11-23 13:04:30 UTC (due) is a trial\n"},
+				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago), again after a failed trial; the first run due at or after Mon 2026-11-23 13:04:30 UTC (due) is a trial\n"},
+		// The fourth pause: 5m x 2^3 after pausedAt.
+		{"paused after three failed trials", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 6, LastFailedJob: "nightly-6", PausedAt: pausedAt, Pauses: 4,
+			ResumeAt: &metav1.Time{Time: pausedAt.Add(40 * time.Minute)}})},
+			"Failed in a row: 6 (pauseAfter 3), last failed Job nightly-6\n" +
+				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago), again after 3 failed trials; the first run due at or after Mon 2026-11-23 13:34:30 UTC (in 30m) is a trial\n"},
 		{"trial running, in the CronJob's zone", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 3, LastFailedJob: "nightly-3", PausedAt: pausedAt, Pauses: 1,
 			ResumeAt: &metav1.Time{Time: t0.Add(-5 * time.Minute)}, TrialJob: "nightly-5"}),
 			func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Europe/Berlin") }},

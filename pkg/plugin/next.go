@@ -138,8 +138,6 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 	expected := times[0]
 	if pause != nil {
 		expected = trial
-	}
-	if pause != nil {
 		fmt.Fprintf(w, "paused after %d failed runs in a row: ", pause.Count)
 		switch {
 		case pause.TrialJob != "":
