@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
@@ -55,7 +58,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	}
 
 	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
-		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved}
+		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused}
 	slices.Sort(missed)
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
 		t.Errorf("docs/metrics.md's missed-run reasons %q, the code's %q", got, missed)
@@ -64,7 +67,8 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
 		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
-		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired}
+		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired,
+		planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed}
 	slices.Sort(events)
 	i := strings.Index(metricsPage, "through its Events:")
 	if i < 0 {
@@ -121,5 +125,33 @@ func TestUninstallDocsCoverBackfillRecord(t *testing.T) {
 		if !strings.Contains(section, f) {
 			t.Errorf("the Uninstalling section does not name %s", f)
 		}
+	}
+}
+
+// docs/failures.md walks through artifacts/examples/failing-cronjob.yaml:
+// the page shows the file as it is, and the file is what the page says it
+// is, a minutely CronJob whose Job fails at once, paused after three
+// failures and tried again after two minutes.
+func TestDocsFailuresExampleIsTheFile(t *testing.T) {
+	file, err := os.ReadFile("artifacts/examples/failing-cronjob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile("docs/failures.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "```yaml\n"+string(file)+"```\n") {
+		t.Error("docs/failures.md does not show artifacts/examples/failing-cronjob.yaml as it is")
+	}
+	var cj cronv1.CronJob
+	if err := yaml.UnmarshalStrict(file, &cj); err != nil {
+		t.Fatal(err)
+	}
+	p, tmpl := cj.Spec.FailurePolicy, cj.Spec.JobTemplate.Spec
+	if cj.Spec.Schedule != "*/1 * * * *" || p == nil || p.PauseAfter != 3 || p.ResumeAfter == nil || p.ResumeAfter.Duration != 2*time.Minute ||
+		p.MaxResumeAfter != nil || tmpl.BackoffLimit == nil || *tmpl.BackoffLimit != 0 ||
+		len(tmpl.Template.Spec.Containers) != 1 || !strings.HasSuffix(strings.Join(tmpl.Template.Spec.Containers[0].Args, " "), "exit 1") {
+		t.Errorf("the example is not the CronJob docs/failures.md describes: %+v", cj.Spec)
 	}
 }

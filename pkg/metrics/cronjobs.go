@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -42,6 +43,12 @@ var (
 	cronJobMissedRuns = prometheus.NewDesc(namespace+"_cronjob_status_missed_runs_total",
 		"Scheduled runs of the CronJob that did not start, by reason (status.missedRuns); a reason appears with its first miss.",
 		append(cronJobLabelNames[:len(cronJobLabelNames):len(cronJobLabelNames)], "reason"), nil)
+	cronJobPaused = prometheus.NewDesc(namespace+"_cronjob_paused",
+		"1 while spec.failurePolicy has paused the CronJob's scheduled runs (condition Paused True), else 0; only for CronJobs with spec.failurePolicy.",
+		cronJobLabelNames, nil)
+	cronJobFailureStreak = prometheus.NewDesc(namespace+"_cronjob_status_failure_streak",
+		"Runs of the CronJob failed in a row (status.failureStreak.count); only for CronJobs with spec.failurePolicy.",
+		cronJobLabelNames, nil)
 )
 
 // CronJobCollector reports the series above for every CronJob in a Store,
@@ -62,7 +69,7 @@ func NewCronJobCollector(store Store, synced func() bool) *CronJobCollector {
 // Describe implements prometheus.Collector.
 func (c *CronJobCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cronJobNextScheduleTime, cronJobLastScheduleTime, cronJobLastSuccessfulTime,
-		cronJobActive, cronJobSuspend, cronJobMissedRuns} {
+		cronJobActive, cronJobSuspend, cronJobMissedRuns, cronJobPaused, cronJobFailureStreak} {
 		ch <- d
 	}
 }
@@ -81,9 +88,9 @@ func (c *CronJobCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, obj := range objs {
 		switch cj := obj.(type) {
 		case *slim.CronJob:
-			cronJobs = append(cronJobs, cronJobView{&cj.ObjectMeta, cj.Status(), cj.Suspended()})
+			cronJobs = append(cronJobs, cronJobView{&cj.ObjectMeta, cj.Status(), cj.Suspended(), cj.HasFailurePolicy()})
 		case *cronv1.CronJob:
-			cronJobs = append(cronJobs, cronJobView{&cj.ObjectMeta, &cj.Status, cj.Spec.Suspend != nil && *cj.Spec.Suspend})
+			cronJobs = append(cronJobs, cronJobView{&cj.ObjectMeta, &cj.Status, cj.Spec.Suspend != nil && *cj.Spec.Suspend, cj.Spec.FailurePolicy != nil})
 		}
 	}
 	slices.SortFunc(cronJobs, func(a, b cronJobView) int {
@@ -97,6 +104,17 @@ func (c *CronJobCollector) Collect(ch chan<- prometheus.Metric) {
 		timestamp(ch, cronJobLastSuccessfulTime, status.LastSuccessfulTime, labels)
 		ch <- newSeries(cronJobActive, prometheus.GaugeValue, float64(len(status.Active)), labels.pairs[:])
 		ch <- newSeries(cronJobSuspend, prometheus.GaugeValue, boolValue(cj.suspended), labels.pairs[:])
+		// Without a failure policy nothing can pause the CronJob: a series
+		// at 0 for each such CronJob would only add to every scrape.
+		if cj.failurePolicy {
+			ch <- newSeries(cronJobPaused, prometheus.GaugeValue,
+				boolValue(meta.IsStatusConditionTrue(status.Conditions, cronv1.ConditionPaused)), labels.pairs[:])
+			var streak int32
+			if status.FailureStreak != nil {
+				streak = status.FailureStreak.Count
+			}
+			ch <- newSeries(cronJobFailureStreak, prometheus.GaugeValue, float64(streak), labels.pairs[:])
+		}
 		missed := status.MissedRuns
 		if !slices.IsSortedFunc(missed, byReason) {
 			missed = slices.Clone(missed)
@@ -115,9 +133,10 @@ func byReason(a, b cronv1.MissedRuns) int { return strings.Compare(a.Reason, b.R
 
 // cronJobView is what the collector reads of one cached CronJob.
 type cronJobView struct {
-	meta      *metav1.ObjectMeta
-	status    *cronv1.CronJobStatus
-	suspended bool
+	meta          *metav1.ObjectMeta
+	status        *cronv1.CronJobStatus
+	suspended     bool
+	failurePolicy bool
 }
 
 var (

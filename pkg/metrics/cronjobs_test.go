@@ -215,3 +215,75 @@ cronjob_controller_cronjob_status_missed_runs_total{name="paused",namespace="tea
 		t.Error(err)
 	}
 }
+
+var failureNames = []string{"cronjob_controller_cronjob_paused", "cronjob_controller_cronjob_status_failure_streak"}
+
+const failureHeaders = `
+# HELP cronjob_controller_cronjob_paused 1 while spec.failurePolicy has paused the CronJob's scheduled runs (condition Paused True), else 0; only for CronJobs with spec.failurePolicy.
+# TYPE cronjob_controller_cronjob_paused gauge
+# HELP cronjob_controller_cronjob_status_failure_streak Runs of the CronJob failed in a row (status.failureStreak.count); only for CronJobs with spec.failurePolicy.
+# TYPE cronjob_controller_cronjob_status_failure_streak gauge
+`
+
+// withPolicy gives cj a failure policy, the streak count and the Paused
+// condition with status (none when status is "").
+func withPolicy(cj *cronv1.CronJob, count int32, status metav1.ConditionStatus, reason string) *cronv1.CronJob {
+	cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3}
+	if count >= 0 {
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: count, LastFailedJob: cj.Name + "-1"}
+	}
+	if status != "" {
+		cj.Status.Conditions = append(cj.Status.Conditions, metav1.Condition{Type: cronv1.ConditionPaused, Status: status, Reason: reason})
+	}
+	return cj
+}
+
+// A CronJob with spec.failurePolicy reports whether it is paused (the
+// Paused condition True, whether paused or awaiting a trial) and its
+// streak; one without reports neither, so the fleet's scrape grows only by
+// the CronJobs that opted in.
+func TestCronJobCollectorReportsThePauseAndTheStreakOfAFailurePolicy(t *testing.T) {
+	pausedByFailures := withPolicy(hourly(), 3, metav1.ConditionTrue, "FailureStreak")
+	pausedByFailures.Name = "broken"
+	trial := withPolicy(fresh(), 4, metav1.ConditionTrue, "TrialRunning")
+	trial.Name = "trying"
+	failing := withPolicy(hourly(), 2, metav1.ConditionFalse, "FailuresBelowLimit")
+	failing.Name = "flaky"
+	// Just given a policy: the controller has written neither yet.
+	unsynced := withPolicy(fresh(), -1, "", "")
+	unsynced.Name = "new"
+	// The Paused condition of a policy since removed, on a CronJob
+	// without one: not reported.
+	removed := hourly()
+	removed.Status.Conditions = []metav1.Condition{{Type: cronv1.ConditionPaused, Status: metav1.ConditionTrue, Reason: "FailureStreak"}}
+
+	c := NewCronJobCollector(storeOf(t, pausedByFailures, trial, failing, unsynced, removed, paused()), synced)
+	want := failureHeaders + `
+cronjob_controller_cronjob_paused{name="broken",namespace="team-a"} 1
+cronjob_controller_cronjob_paused{name="flaky",namespace="team-a"} 0
+cronjob_controller_cronjob_paused{name="new",namespace="team-a"} 0
+cronjob_controller_cronjob_paused{name="trying",namespace="team-a"} 1
+cronjob_controller_cronjob_status_failure_streak{name="broken",namespace="team-a"} 3
+cronjob_controller_cronjob_status_failure_streak{name="flaky",namespace="team-a"} 2
+cronjob_controller_cronjob_status_failure_streak{name="new",namespace="team-a"} 0
+cronjob_controller_cronjob_status_failure_streak{name="trying",namespace="team-a"} 4
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), failureNames...); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+
+	// The API type, as a cache without the slim transform holds it, gives
+	// the same series.
+	apiStore := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	for _, cj := range []*cronv1.CronJob{pausedByFailures, trial, failing, unsynced, removed, paused()} {
+		if err := apiStore.Add(cj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := testutil.CollectAndCompare(NewCronJobCollector(apiStore, synced), strings.NewReader(want), failureNames...); err != nil {
+		t.Errorf("from the API type: %v", err)
+	}
+}

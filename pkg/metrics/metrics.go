@@ -44,7 +44,7 @@ var (
 	// MissedSchedules counts runs that did not start, by reason.
 	MissedSchedules = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "missed_schedules_total",
-		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded or CalendarUnresolved (as in status.missedRuns).",
+		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded, CalendarUnresolved or Paused (as in status.missedRuns).",
 	}, []string{"reason"})
 	// SyncErrors counts syncs that failed and were retried.
 	SyncErrors = prometheus.NewCounter(prometheus.CounterOpts{

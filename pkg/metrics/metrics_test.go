@@ -25,7 +25,7 @@ func TestReasonCountersStartAtZero(t *testing.T) {
 # TYPE cronjob_controller_jobs_deleted_total counter
 cronjob_controller_jobs_deleted_total{reason="history"} 0
 cronjob_controller_jobs_deleted_total{reason="replace"} 0
-# HELP cronjob_controller_missed_schedules_total Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded or CalendarUnresolved (as in status.missedRuns).
+# HELP cronjob_controller_missed_schedules_total Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded, CalendarUnresolved or Paused (as in status.missedRuns).
 # TYPE cronjob_controller_missed_schedules_total counter
 cronjob_controller_missed_schedules_total{reason="CalendarUnresolved"} 0
 cronjob_controller_missed_schedules_total{reason="ConcurrencyForbidden"} 0

@@ -21,7 +21,7 @@ Usage:
   kubectl cronjob run NAME               start one Job now (the run-now annotation)
   kubectl cronjob next NAME [--count N]  the next N (5) scheduled times, in the CronJob's zone and UTC
   kubectl cronjob suspend NAME           set spec.suspend: no new scheduled runs
-  kubectl cronjob resume NAME            clear spec.suspend
+  kubectl cronjob resume NAME            clear spec.suspend, and end a pause after failed runs
   kubectl cronjob history NAME           its Jobs, newest first, with outcome and duration
 
 Flags (as for kubectl: -n/--namespace, --kubeconfig, --context, ...):
@@ -146,7 +146,7 @@ func (cli CLI) run(ctx context.Context, args []string) error {
 	case "suspend":
 		err = Suspend(ctx, c, cli.Stdout, name, true)
 	case "resume":
-		err = Suspend(ctx, c, cli.Stdout, name, false)
+		err = Resume(ctx, c, cli.Stdout, name)
 	case "history":
 		err = History(ctx, c, cli.Stdout, name)
 	}

@@ -119,10 +119,6 @@ func History(ctx context.Context, c Clients, w io.Writer, name string) error {
 	if err != nil {
 		return err
 	}
-	if len(entries) == 0 {
-		fmt.Fprintf(w, "No Jobs of %s/%s in namespace %s.\n", Resource, name, cj.Namespace)
-		return nil
-	}
 	// The scheduled-at annotation is written in the CronJob's zone; it is
 	// shown in that zone by name when this machine knows it.
 	loc := time.UTC
@@ -132,6 +128,13 @@ func History(ctx context.Context, c Clients, w io.Writer, name string) error {
 		}
 	}
 	now := c.Clock.Now()
+	for _, l := range streakLines(cj, now, loc) {
+		fmt.Fprintln(w, l)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(w, "No Jobs of %s/%s in namespace %s.\n", Resource, name, cj.Namespace)
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tRUN\tSCHEDULED\tOUTCOME\tDURATION\tAGE")
 	for _, e := range entries {
@@ -151,4 +154,45 @@ func History(ctx context.Context, c Clients, w io.Writer, name string) error {
 			duration.HumanDuration(now.Sub(e.Created)))
 	}
 	return tw.Flush()
+}
+
+// streakLines says what spec.failurePolicy keeps of the CronJob's runs:
+// the runs failed in a row against the limit, and while scheduled runs are
+// paused, since when and what ends the pause. Nothing without a policy.
+func streakLines(cj *cronv1.CronJob, now time.Time, loc *time.Location) []string {
+	policy := cj.Spec.FailurePolicy
+	if policy == nil {
+		return nil
+	}
+	streak := cj.Status.FailureStreak
+	if streak == nil {
+		streak = &cronv1.FailureStreak{}
+	}
+	line := fmt.Sprintf("Failed in a row: %d (pauseAfter %d)", streak.Count, policy.PauseAfter)
+	if streak.LastFailedJob != "" {
+		line += ", last failed Job " + streak.LastFailedJob
+	}
+	lines := []string{line}
+	if streak.PausedAt == nil {
+		return append(lines, "Paused: no")
+	}
+	line = fmt.Sprintf("Paused: since %s (%s ago)", streak.PausedAt.In(loc).Format(zoneLayout), duration.HumanDuration(now.Sub(streak.PausedAt.Time)))
+	if failed := streak.Pauses - 1; failed == 1 {
+		line += ", again after a failed trial"
+	} else if failed > 1 {
+		line += fmt.Sprintf(", again after %d failed trials", failed)
+	}
+	switch {
+	case streak.TrialJob != "":
+		line += fmt.Sprintf("; trial run %s running: its success ends the pause, its failure pauses again for longer", streak.TrialJob)
+	case streak.ResumeAt != nil:
+		when := "due"
+		if d := streak.ResumeAt.Sub(now); d > 0 {
+			when = "in " + duration.HumanDuration(d)
+		}
+		line += fmt.Sprintf("; the first run due at or after %s (%s) is a trial", streak.ResumeAt.In(loc).Format(zoneLayout), when)
+	default:
+		line += fmt.Sprintf("; until resumed (kubectl cronjob resume %s) or a run-now succeeds", cj.Name)
+	}
+	return append(lines, line)
 }

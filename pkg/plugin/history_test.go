@@ -7,6 +7,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -87,5 +88,82 @@ func TestHistoryOfEntries(t *testing.T) {
 	}
 	if e := entries[1]; e.Outcome != OutcomeFailed || e.Started || !e.Scheduled.Equal(start.Truncate(time.Second)) {
 		t.Errorf("a failed Job with no end time: %+v", e)
+	}
+}
+
+func TestHistoryShowsTheFailureStreakAndThePause(t *testing.T) {
+	pausedAt := &metav1.Time{Time: t0.Add(-10 * time.Minute)}
+	streak := func(s cronv1.FailureStreak) func(*cronv1.CronJob) {
+		return func(cj *cronv1.CronJob) {
+			cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3, ResumeAfter: &metav1.Duration{Duration: 5 * time.Minute}}
+			cj.Status.FailureStreak = &s
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opts []func(*cronv1.CronJob)
+		want string
+	}{
+		{"no policy", nil, ""},
+		{"policy, not synced yet", []func(*cronv1.CronJob){func(cj *cronv1.CronJob) {
+			cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3}
+		}}, "Failed in a row: 0 (pauseAfter 3)\nPaused: no\n"},
+		{"failing", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 2, LastFailedJob: "nightly-2"})},
+			"Failed in a row: 2 (pauseAfter 3), last failed Job nightly-2\nPaused: no\n"},
+		{"paused until resumed", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 3, LastFailedJob: "nightly-3", PausedAt: pausedAt, Pauses: 1}),
+			func(cj *cronv1.CronJob) { cj.Spec.FailurePolicy.ResumeAfter = nil }},
+			"Failed in a row: 3 (pauseAfter 3), last failed Job nightly-3\n" +
+				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago); until resumed (kubectl cronjob resume nightly) or a run-now succeeds\n"},
+		{"paused, a trial to come", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 3, LastFailedJob: "nightly-3", PausedAt: pausedAt, Pauses: 1,
+			ResumeAt: &metav1.Time{Time: t0.Add(-5 * time.Minute).Add(10 * time.Minute)}})},
+			"Failed in a row: 3 (pauseAfter 3), last failed Job nightly-3\n" +
+				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago); the first run due at or after Mon 2026-11-23 13:09:30 UTC (in 5m) is a trial\n"},
+		{"paused again, the trial due", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 4, LastFailedJob: "nightly-4", PausedAt: pausedAt, Pauses: 2,
+			ResumeAt: &metav1.Time{Time: pausedAt.Add(10 * time.Minute)}})},
+			"Failed in a row: 4 (pauseAfter 3), last failed Job nightly-4\n" +
+				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago), again after a failed trial; the first run due at or after Mon 2026-11-23 13:04:30 UTC (due) is a trial\n"},
+		// The fourth pause: 5m x 2^3 after pausedAt.
+		{"paused after three failed trials", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 6, LastFailedJob: "nightly-6", PausedAt: pausedAt, Pauses: 4,
+			ResumeAt: &metav1.Time{Time: pausedAt.Add(40 * time.Minute)}})},
+			"Failed in a row: 6 (pauseAfter 3), last failed Job nightly-6\n" +
+				"Paused: since Mon 2026-11-23 12:54:30 UTC (10m ago), again after 3 failed trials; the first run due at or after Mon 2026-11-23 13:34:30 UTC (in 30m) is a trial\n"},
+		{"trial running, in the CronJob's zone", []func(*cronv1.CronJob){streak(cronv1.FailureStreak{Count: 3, LastFailedJob: "nightly-3", PausedAt: pausedAt, Pauses: 1,
+			ResumeAt: &metav1.Time{Time: t0.Add(-5 * time.Minute)}, TrialJob: "nightly-5"}),
+			func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Europe/Berlin") }},
+			"Failed in a row: 3 (pauseAfter 3), last failed Job nightly-3\n" +
+				"Paused: since Mon 2026-11-23 13:54:30 CET (10m ago); trial run nightly-5 running: its success ends the pause, its failure pauses again for longer\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakes([]*cronv1.CronJob{newCronJob("nightly", "0 2 * * *", tc.opts...)})
+			var out bytes.Buffer
+			if err := History(context.Background(), f.clients(), &out, "nightly"); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.want + "No Jobs of " + Resource + "/nightly in namespace team-a.\n"; out.String() != want {
+				t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+			}
+		})
+	}
+}
+
+// The streak comes before the Jobs, whose table is as without a policy.
+func TestHistoryShowsTheStreakAboveTheJobs(t *testing.T) {
+	cj := newCronJob("nightly", "*/5 * * * *", func(cj *cronv1.CronJob) {
+		cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 1}
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 1, LastFailedJob: "nightly-failed", PausedAt: &metav1.Time{Time: t0.Add(-2 * time.Minute)}, Pauses: 1}
+	})
+	f := newFakes([]*cronv1.CronJob{cj}, jobOf(cj, "nightly-failed", t0.Add(-4*time.Minute), scheduledAt(t0.Add(-4*time.Minute).Truncate(time.Minute)),
+		started(t0.Add(-4*time.Minute)), ended(batchv1.JobFailed, t0.Add(-2*time.Minute))))
+	var out bytes.Buffer
+	if err := History(context.Background(), f.clients(), &out, "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	want := `Failed in a row: 1 (pauseAfter 1), last failed Job nightly-failed
+Paused: since Mon 2026-11-23 13:02:30 UTC (2m ago); until resumed (kubectl cronjob resume nightly) or a run-now succeeds
+NAME             RUN         SCHEDULED                     OUTCOME   DURATION   AGE
+nightly-failed   scheduled   Mon 2026-11-23 13:00:00 UTC   Failed    2m         4m
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 }

@@ -109,19 +109,80 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 		fmt.Fprintln(w, "no further runs")
 		return nil
 	}
+	pause := pauseOf(cj)
+	var trial time.Time
+	if pause != nil && pause.TrialJob == "" && pause.ResumeAt != nil {
+		trial = trialTime(sched, times, pause.ResumeAt.Time)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "%s\tUTC\n", zone)
 	for _, t := range times {
-		fmt.Fprintf(tw, "%s\t%s\n", t.In(sched.Location()).Format(zoneLayout), t.UTC().Format(utcLayout))
+		fmt.Fprintf(tw, "%s\t%s", t.In(sched.Location()).Format(zoneLayout), t.UTC().Format(utcLayout))
+		switch {
+		case pause == nil:
+		case trial.IsZero() || t.Before(trial):
+			fmt.Fprint(tw, "\tpaused")
+		case t.Equal(trial):
+			fmt.Fprint(tw, "\ttrial")
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		fmt.Fprintf(w, "suspended: none of these starts until kubectl cronjob resume %s\n", name)
-	} else if next := cj.Status.NextScheduleTime; next != nil && cj.Status.ObservedGeneration == cj.Generation && !next.Time.Equal(times[0]) {
+	}
+	// While paused, status.nextScheduleTime is the trial's time, and unset
+	// when no trial is due (no resumeAfter, or a trial running).
+	expected := times[0]
+	if pause != nil {
+		expected = trial
+		fmt.Fprintf(w, "paused after %d failed runs in a row: ", pause.Count)
+		switch {
+		case pause.TrialJob != "":
+			fmt.Fprintf(w, "trial run %s is running, and no run starts before its outcome: its success ends the pause, its failure pauses again for longer\n", pause.TrialJob)
+		case pause.ResumeAt != nil && trial.IsZero():
+			fmt.Fprintf(w, "no run is due at or after %s to be the trial, so none starts until kubectl cronjob resume %s, or a run-now succeeds\n",
+				pause.ResumeAt.UTC().Format(utcLayout), name)
+		case pause.ResumeAt != nil:
+			fmt.Fprintf(w, "runs due before %s do not start (status.missedRuns counts them under Paused); the first due then or later, %s, is a trial run, and its success ends the pause\n",
+				pause.ResumeAt.UTC().Format(utcLayout), trial.UTC().Format(utcLayout))
+		default:
+			fmt.Fprintf(w, "none of these starts until kubectl cronjob resume %s, or a run-now succeeds\n", name)
+		}
+	}
+	if next := cj.Status.NextScheduleTime; next != nil && cj.Status.ObservedGeneration == cj.Generation && !expected.IsZero() && !next.Time.Equal(expected) &&
+		!ptr.Deref(cj.Spec.Suspend, false) {
 		fmt.Fprintf(w, "status.nextScheduleTime says %s: the controller has not synced since, or its clock or local zone differs from this machine's\n",
 			next.UTC().Format(utcLayout))
 	}
 	return nil
+}
+
+// pauseOf is the CronJob's failure streak while spec.failurePolicy has
+// paused its scheduled runs, else nil.
+func pauseOf(cj *cronv1.CronJob) *cronv1.FailureStreak {
+	if s := cj.Status.FailureStreak; cj.Spec.FailurePolicy != nil && s != nil && s.PausedAt != nil {
+		return s
+	}
+	return nil
+}
+
+// trialTime is the paused CronJob's trial run: the first time due at or
+// after resumeAt, counting from the first of times (runs before it are
+// settled); zero when the schedule has none.
+func trialTime(sched *schedule.Schedule, times []time.Time, resumeAt time.Time) time.Time {
+	for _, t := range times {
+		if !t.Before(resumeAt) {
+			return t
+		}
+	}
+	if len(times) == 0 {
+		return time.Time{}
+	}
+	// Scheduled times fall on whole seconds, and resumeAt, as written in
+	// the status, too: the first time after the nanosecond before it is
+	// the first at or after it.
+	return sched.Next(resumeAt.Add(-time.Nanosecond))
 }

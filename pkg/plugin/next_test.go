@@ -165,3 +165,108 @@ func TestNextSaysExpired(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+func TestNextSaysWhichRunsAPauseHoldsAndWhichIsTheTrial(t *testing.T) {
+	policy := func(resumeAfter time.Duration, s cronv1.FailureStreak) func(*cronv1.CronJob) {
+		return func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+			cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3}
+			if resumeAfter > 0 {
+				cj.Spec.FailurePolicy.ResumeAfter = &metav1.Duration{Duration: resumeAfter}
+			}
+			cj.Status.FailureStreak = &s
+		}
+	}
+	pausedAt := &metav1.Time{Time: t0.Add(-30 * time.Second)} // 13:04:00
+	at := func(m int) time.Time { return time.Date(2026, 11, 23, 13, m, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		name string
+		opts []func(*cronv1.CronJob)
+		want string
+	}{
+		{"paused until resumed", []func(*cronv1.CronJob){policy(0, cronv1.FailureStreak{Count: 3, PausedAt: pausedAt, Pauses: 1})},
+			`UTC                           UTC
+Mon 2026-11-23 13:05:00 UTC   2026-11-23T13:05:00Z   paused
+Mon 2026-11-23 13:06:00 UTC   2026-11-23T13:06:00Z   paused
+Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z   paused
+paused after 3 failed runs in a row: none of these starts until kubectl cronjob resume minutely, or a run-now succeeds
+`},
+		// resumeAt 13:06:00 (2m after the pause): the run due then is the trial.
+		{"a trial at resumeAt", []func(*cronv1.CronJob){policy(2*time.Minute, cronv1.FailureStreak{Count: 3, PausedAt: pausedAt, Pauses: 1,
+			ResumeAt: &metav1.Time{Time: at(6)}})},
+			`UTC                           UTC
+Mon 2026-11-23 13:05:00 UTC   2026-11-23T13:05:00Z   paused
+Mon 2026-11-23 13:06:00 UTC   2026-11-23T13:06:00Z   trial
+Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z
+paused after 3 failed runs in a row: runs due before 2026-11-23T13:06:00Z do not start (status.missedRuns counts them under Paused); the first due then or later, 2026-11-23T13:06:00Z, is a trial run, and its success ends the pause
+`},
+		// resumeAt between two due times, and past the times listed.
+		{"a trial after the times listed", []func(*cronv1.CronJob){policy(2*time.Minute, cronv1.FailureStreak{Count: 4, PausedAt: pausedAt, Pauses: 2,
+			ResumeAt: &metav1.Time{Time: at(9).Add(30 * time.Second)}})},
+			`UTC                           UTC
+Mon 2026-11-23 13:05:00 UTC   2026-11-23T13:05:00Z   paused
+Mon 2026-11-23 13:06:00 UTC   2026-11-23T13:06:00Z   paused
+Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z   paused
+paused after 4 failed runs in a row: runs due before 2026-11-23T13:09:30Z do not start (status.missedRuns counts them under Paused); the first due then or later, 2026-11-23T13:10:00Z, is a trial run, and its success ends the pause
+`},
+		{"a trial running", []func(*cronv1.CronJob){policy(2*time.Minute, cronv1.FailureStreak{Count: 3, PausedAt: pausedAt, Pauses: 1,
+			ResumeAt: &metav1.Time{Time: at(4)}, TrialJob: "minutely-1795439040"})},
+			`UTC                           UTC
+Mon 2026-11-23 13:05:00 UTC   2026-11-23T13:05:00Z   paused
+Mon 2026-11-23 13:06:00 UTC   2026-11-23T13:06:00Z   paused
+Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z   paused
+paused after 3 failed runs in a row: trial run minutely-1795439040 is running, and no run starts before its outcome: its success ends the pause, its failure pauses again for longer
+`},
+		// Failures below the limit change nothing.
+		{"failing, not paused", []func(*cronv1.CronJob){policy(2*time.Minute, cronv1.FailureStreak{Count: 2})},
+			`UTC                           UTC
+Mon 2026-11-23 13:05:00 UTC   2026-11-23T13:05:00Z
+Mon 2026-11-23 13:06:00 UTC   2026-11-23T13:06:00Z
+Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakes([]*cronv1.CronJob{newCronJob("minutely", "* * * * *", tc.opts...)})
+			var out bytes.Buffer
+			if err := Next(context.Background(), f.clients(), &out, "minutely", 3); err != nil {
+				t.Fatal(err)
+			}
+			if want := "schedule \"* * * * *\" in UTC\n" + tc.want; out.String() != want {
+				t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+			}
+		})
+	}
+}
+
+// While paused, status.nextScheduleTime is the trial's time, which the
+// plugin agrees with; without a trial to come it is unset.
+func TestNextWhilePausedAgreesWithTheTrialsTime(t *testing.T) {
+	trialAt := time.Date(2026, 11, 23, 13, 10, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		next     time.Time
+		disagree bool
+	}{
+		{"the trial's time", trialAt, false},
+		{"the first time due", time.Date(2026, 11, 23, 13, 5, 0, 0, time.UTC), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := newCronJob("minutely", "* * * * *", func(cj *cronv1.CronJob) {
+				cj.Spec.TimeZone = ptr.To("UTC")
+				cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3, ResumeAfter: &metav1.Duration{Duration: 5 * time.Minute}}
+				cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 3, PausedAt: &metav1.Time{Time: trialAt.Add(-5 * time.Minute)}, Pauses: 1,
+					ResumeAt: &metav1.Time{Time: trialAt}}
+				cj.Status.ObservedGeneration = 1
+				cj.Status.NextScheduleTime = &metav1.Time{Time: tc.next}
+			})
+			f := newFakes([]*cronv1.CronJob{cj})
+			var out bytes.Buffer
+			if err := Next(context.Background(), f.clients(), &out, "minutely", 2); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(out.String(), "status.nextScheduleTime says"); got != tc.disagree {
+				t.Errorf("says the status disagrees: %v, want %v:\n%s", got, tc.disagree, out.String())
+			}
+		})
+	}
+}

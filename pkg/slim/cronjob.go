@@ -129,6 +129,9 @@ func (s *CronJob) Status() *cronv1.CronJobStatus { return &s.status }
 // it, never change it.
 func (s *CronJob) ExcludeCalendars() []string { return s.spec.excludeCalendars }
 
+// HasFailurePolicy reports whether spec.failurePolicy is set.
+func (s *CronJob) HasFailurePolicy() bool { return s.spec.failurePolicy != nil }
+
 // Suspended reports spec.suspend.
 func (s *CronJob) Suspended() bool { return s.spec.suspend != nil && *s.spec.suspend }
 

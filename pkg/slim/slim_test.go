@@ -251,3 +251,18 @@ func TestJobFinishTimeIsWhenItCompletedOrFailed(t *testing.T) {
 		t.Errorf("a running Job's finish time = %v, want none", got)
 	}
 }
+
+// The collector of per-CronJob metrics reports the failure policy's series
+// only for a CronJob that has one, and reads that from the cache form.
+func TestCronJobHasFailurePolicy(t *testing.T) {
+	cj := &cronv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns"}}
+	if NewCronJob(cj).HasFailurePolicy() {
+		t.Error("HasFailurePolicy without spec.failurePolicy")
+	}
+	cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3}
+	s := NewCronJob(cj)
+	cj.Spec.FailurePolicy = nil // the informer's object, changed after the transform
+	if !s.HasFailurePolicy() {
+		t.Error("no HasFailurePolicy with spec.failurePolicy set")
+	}
+}
