@@ -219,18 +219,11 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	if err := build.Run(); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "loadbench-")
+	cluster, stop, err := startPlane(ctx, bins)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	// No job controller: nothing but the controller under test writes Jobs,
-	// so the API server's counters are its requests.
-	cluster, err := localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount"})
-	if err != nil {
-		return err
-	}
-	defer cluster.Stop()
+	defer stop()
 	if out, err := exec.Command("kubectl", "--kubeconfig", cluster.Kubeconfig, "apply", "-f", filepath.Join(root, "artifacts", "examples", "crd.yaml")).CombinedOutput(); err != nil {
 		return fmt.Errorf("applying the CRD: %v\n%s", err, out)
 	}
@@ -400,6 +393,23 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 // startProcess starts the controller under test, its output in
 // _output/loadbench-<name>-<start time>.log: a file of its own, so that the
 // log of a run that went wrong is still there after the runs that follow.
+// startPlane starts the embedded control plane the benchmarks run on. It
+// has no job controller: nothing but the controller under test writes Jobs,
+// so the API server's counters are its requests. stop stops it and removes
+// its files.
+func startPlane(ctx context.Context, bins localcluster.Binaries) (cluster *localcluster.Cluster, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cluster, err = localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount"})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return cluster, func() { cluster.Stop(); os.RemoveAll(dir) }, nil
+}
+
 func startProcess(path string, args ...string) (*exec.Cmd, error) {
 	return startProcessWith(nil, path, args...)
 }

@@ -112,16 +112,11 @@ func statusWrites(n, rounds int, cel string, inFlight int) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "loadbench-statuswrites-")
+	cluster, stop, err := startPlane(ctx, bins)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	cluster, err := localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount"})
-	if err != nil {
-		return err
-	}
-	defer cluster.Stop()
+	defer stop()
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
 	if err != nil {
 		return err
