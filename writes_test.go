@@ -86,3 +86,44 @@ func TestFourWritesOverAFiringsLife(t *testing.T) {
 		t.Errorf("%d writes over a firing's life, documented as 4: %q", len(got), got)
 	}
 }
+
+// A Job that finishes before its start's status write (deferred behind a
+// busy queue) is written down in one status write, not two: the deferred
+// status and the finish go to the API server together.
+func TestJobFinishedBeforeItsDeferredStatusCostsOneStatusWrite(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, kubeFactory, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"}) // something waits: the write is deferred
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.writtenStatus(); w != nil {
+		t.Fatalf("the start's status was written at once (%+v), want it deferred behind the queue", w.Status)
+	}
+	// The Job runs and completes before the queue drains.
+	j, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, jobName(topOfHour), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := newJob(topOfHour, succeeded)
+	j.Status, j.ResourceVersion = done.Status, "7"
+	cacheJob(t, kubeFactory, j)
+	drainQueue(c)
+	f.clock.Step(10 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	var statusWrites int
+	for _, a := range f.client.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			statusWrites++
+		}
+	}
+	w := f.writtenStatus()
+	if statusWrites != 1 || w == nil || len(w.Status.Active) != 0 || w.Status.LastSuccessfulTime == nil {
+		t.Errorf("%d status writes, the last %+v; want one, recording the run started and finished", statusWrites, w)
+	}
+}
