@@ -11,7 +11,7 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench clean
+.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-sustained clean
 
 all: build
 
@@ -137,6 +137,9 @@ LOAD_REPEATS ?= 3
 LOAD_QPS     ?= 500
 LOAD_MEMORY  ?= 10000,20000
 BENCH_COUNT  ?= 6
+STATUS_WRITES_N ?= 1000
+SUSTAINED_N  ?= 10000
+SUSTAINED_MINUTES ?= 5
 
 ## bench: Go benchmarks (sync handler, a firing and its encoding, schedule arithmetic,
 ## cache forms, own-writes records, a scrape of the
@@ -144,12 +147,26 @@ BENCH_COUNT  ?= 6
 ## each, for benchstat, in _output/gobench.txt), then the load
 ## benchmark against kube-controller-manager on the embedded control plane
 ## and the memory benchmark (LOAD_MEMORY CronJobs,Jobs cached), then the
-## skew plot (docs/skew.png). About 90 minutes on a 2-core machine.
+## skew plot (docs/skew.png): about 90 minutes on a 2-core machine; then
+## bench-status-writes and bench-sustained (their times in docs/benchmarks.md).
 bench: cluster-binaries
 	@mkdir -p _output/profiles
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) . ./pkg/schedule ./pkg/slim ./pkg/metrics ./pkg/ownwrites | tee _output/gobench.txt
 	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -memory $(LOAD_MEMORY) -profile _output/profiles -json _output/loadbench.json | tee _output/loadbench.md
 	cd hack/skewplot && go run . -in $(CURDIR)/_output/loadbench.json -out $(CURDIR)/docs/skew.png
+	$(MAKE) bench-status-writes bench-sustained
+
+## bench-status-writes: what one CronJob status write costs kube-apiserver and
+## etcd, per way of sending it (PUT, merge patch, JSON patch, apply), with and
+## without the CRD's CEL rules, STATUS_WRITES_N writes a way, three rounds.
+bench-status-writes: cluster-binaries
+	go run ./hack/loadbench -status-writes $(STATUS_WRITES_N) -repeats 3 | tee _output/statuswrites.md
+
+## bench-sustained: SUSTAINED_N CronJobs due every minute for SUSTAINED_MINUTES
+## minutes, this controller and kube-controller-manager at QPS 500, one
+## row a minute (Jobs, statuses, finalizers held, missing, twice).
+bench-sustained: cluster-binaries
+	go run ./hack/loadbench -n $(SUSTAINED_N) -sustained $(SUSTAINED_MINUTES) -variants 'this controller, defaults|kube-controller-manager, QPS' | tee _output/sustained.md
 
 clean:
 	rm -rf _output

@@ -148,6 +148,10 @@ var wide int
 // (-controller-flags), such as -v=4 to see its conflicts and retries.
 var controllerFlags []string
 
+// sustainedMinutes, when positive, makes the run the sustained one
+// (sustained.go) instead of the load runs.
+var sustainedMinutes int
+
 // controllerEnv is added to the environment of the controllers under test
 // (-controller-env), e.g. GOGC=100 for the memory benchmark.
 var controllerEnv []string
@@ -172,6 +176,7 @@ func main() {
 	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
 	flag.BoolVar(&profileAPIServer, "profile-apiserver", false, "with -profile, also save a CPU profile of the API server over each firing, for every variant (its cost lengthens the burst)")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
+	flag.IntVar(&sustainedMinutes, "sustained", 0, "instead of the load runs: the sustained run (sustained.go), N CronJobs (-n) due every minute for this many minutes, for each controller variant")
 	statusN := flag.Int("status-writes", 0, "instead of the load runs: the status-write benchmark (statuswrites.go) on this many CronJobs, -repeats rounds")
 	statusCEL := flag.String("status-writes-cel", "both", "the status-write benchmark's CRD: its CEL rules on, off, or both")
 	flag.Parse()
@@ -314,6 +319,18 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+
+	if sustainedMinutes > 0 {
+		var ns []int
+		for _, nText := range strings.Split(counts, ",") {
+			n, err := strconv.Atoi(nText)
+			if err != nil {
+				return fmt.Errorf("-n %q: %w", counts, err)
+			}
+			ns = append(ns, n)
+		}
+		return sustainedRuns(ctx, cluster, kube, cron, variants, ns, sustainedMinutes)
 	}
 
 	var all []result
@@ -494,7 +511,9 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	var cronJobs []*cronv1.CronJob
 	if v.start != nil || v.controllersJobs || v.informers {
 		var err error
-		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin, due); err != nil {
+		// A schedule that names the due minute alone.
+		schedule := fmt.Sprintf("%d %d * * *", due.UTC().Minute(), due.UTC().Hour())
+		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin, schedule); err != nil {
 			return r, err
 		}
 	}
@@ -746,8 +765,7 @@ func releaseLeftovers(kube kubernetes.Interface, ns string) {
 
 // createCronJobs creates n CronJobs due at due alone and returns those of
 // this controller's kind as created (none for builtin).
-func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool, due time.Time) ([]*cronv1.CronJob, error) {
-	schedule := fmt.Sprintf("%d %d * * *", due.UTC().Minute(), due.UTC().Hour())
+func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool, schedule string) ([]*cronv1.CronJob, error) {
 	utc := "Etc/UTC"
 	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 		Suspend: ptr.To(true),
