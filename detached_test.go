@@ -362,3 +362,39 @@ func TestReplaceWhoseLiveReadFailsStartsTheRunOnceOnRetry(t *testing.T) {
 		t.Errorf("retry %q: want %s replaced by the 10:00 run", got, old.Name)
 	}
 }
+
+// A Job deleted by hand (kubectl delete job) before any stored status
+// records its run: here the create's answer was lost, so the controller
+// does not know it made the Job, and a user deletes it before the next
+// sync looks it up. The run started, and must not start again: the
+// run-record finalizer keeps the Job (Terminating) until the status
+// records its run, whether or not the template sets a TTL. Nothing but
+// the Job records the run, and users, not only the TTL controller, delete
+// Jobs.
+func TestJobDeletedByHandBeforeItsRunIsRecordedIsNotStartedAgain(t *testing.T) {
+	ctx, f, c, _, lose := lostCreateFixture(t)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := jobName(topOfHour)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the create's answer was lost: want the sync to fail")
+	}
+	*lose = false
+	if liveJob(t, ctx, f, name) == nil {
+		t.Fatal("the lost create was not applied")
+	}
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeclient.ClearActions()
+	f.clock.Step(time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); slices.Contains(writes, "create jobs default/"+name) {
+		t.Errorf("writes %q: the run of 10:00, whose Job a user deleted before its run was recorded, started a second time", writes)
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastScheduleTime == nil || !st.Status.LastScheduleTime.Time.Equal(topOfHour) {
+		t.Errorf("status %v: want the 10:00 run recorded", st)
+	}
+}
