@@ -112,8 +112,10 @@ func BenchmarkFiring(b *testing.B) {
 // BenchmarkFiringWire measures what a firing costs the controller in
 // encoding and decoding, with the codecs its clients use (protobuf for
 // Jobs, JSON for the CronJob, a custom resource): each of the three writes
-// is a request encoded and an answer decoded, and each comes back through
-// an informer as a watch event, decoded and turned into its slim form.
+// of a run (the create and the status write at the firing, the release
+// once the Job has finished) is a request encoded and an answer decoded,
+// and each comes back through an informer as a watch event, decoded and
+// turned into its slim form.
 func BenchmarkFiringWire(b *testing.B) {
 	cj := newCronJob()
 	cj.ResourceVersion = "41"

@@ -702,9 +702,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		err := c.writeStatus(tidyCtx, cj, v.counted)
 		switch {
 		case err == nil:
-			// The status just stored records the runs of the Jobs this
-			// sync started or adopted: their finalizers go now, not at
-			// some later sync.
+			// The status just stored may be the one that sees Jobs
+			// finish (or go) whose runs it records: their finalizers go
+			// now, not at some later sync. (The Jobs this sync started
+			// run on: theirs stay.)
 			var listErr error
 			releases, listErr = c.recordedReleases(cj)
 			applyErr = errors.Join(applyErr, listErr)

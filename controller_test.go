@@ -332,7 +332,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "never ran, on time", cronJob: newCronJob(), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -340,7 +340,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "never ran, a week overdue: starts the most recent", cronJob: newCronJob(createdAt(at(-7 * 24 * time.Hour))), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -348,7 +348,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "never ran, within a short deadline", cronJob: newCronJob(deadline(10)), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -368,7 +368,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "three hours overdue, within a two-hour deadline", cronJob: newCronJob(createdAt(at(-3*time.Hour-30*time.Minute)), deadline(7200)), now: at(30 * time.Minute),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      30 * time.Minute,
 			wantActive:       []string{jobName(topOfHour)},
@@ -376,7 +376,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "a week overdue with a huge deadline", cronJob: newCronJob(createdAt(at(-7*24*time.Hour)), deadline(1_000_000)), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -390,7 +390,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "ran and done, on time", cronJob: newCronJob(lastScheduled(prev)), jobs: []*batchv1.Job{done9}, now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -398,7 +398,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "ran and done, on time, Forbid", cronJob: newCronJob(lastScheduled(prev), policy(cronv1.ForbidConcurrent)), jobs: []*batchv1.Job{done9}, now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -419,7 +419,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "still active, on time, Allow", cronJob: newCronJob(lastScheduled(prev), activeJobs(running9)), jobs: []*batchv1.Job{running9}, now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(prev), jobName(topOfHour)},
@@ -436,7 +436,7 @@ func TestSyncCronJob(t *testing.T) {
 			name: "still active, on time, Replace", cronJob: newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ReplaceConcurrent)), jobs: []*batchv1.Job{running9}, now: at(5 * time.Second),
 			// The running Job is read live before its delete, as the
 			// built-in does: a user may have detached it since.
-			wantActions:      []string{"get jobs default/" + jobName(prev), "delete jobs default/" + jobName(prev), "create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"get jobs default/" + jobName(prev), "delete jobs default/" + jobName(prev), "create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulDelete", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -493,7 +493,7 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "@every 5m, two intervals after creation", cronJob: newCronJob(withSchedule("@every 5m")), now: at(-20*time.Minute + time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(at(-20*time.Minute)), "patch jobs default/" + jobName(at(-20*time.Minute)), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(at(-20*time.Minute)), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Normal SuccessfulCreate"},
 			wantRequeue:      5*time.Minute - time.Second,
 			wantActive:       []string{jobName(at(-20 * time.Minute))},
@@ -572,7 +572,7 @@ func TestSyncCronJob(t *testing.T) {
 		// Odd input.
 		{
 			name: "created years ago, never ran", cronJob: newCronJob(createdAt(at(-5 * 365 * 24 * time.Hour))), now: at(5 * time.Second),
-			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
+			wantActions:      []string{"create jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:       []string{"Warning TooManyMissedTimes", "Normal SuccessfulCreate"},
 			wantRequeue:      time.Hour - 5*time.Second,
 			wantActive:       []string{jobName(topOfHour)},
@@ -775,7 +775,7 @@ func TestPruneFailureIsBestEffort(t *testing.T) {
 		t.Fatalf("a failed prune must not fail the sync: %v", err)
 	}
 	writes := describe(f.kubeclient.Actions(), true)
-	want := []string{"create jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(topOfHour), "delete jobs default/" + f.jobs[0].Name, "delete jobs default/" + f.jobs[1].Name}
+	want := []string{"create jobs default/" + jobName(topOfHour), "delete jobs default/" + f.jobs[0].Name, "delete jobs default/" + f.jobs[1].Name}
 	if !slices.Equal(writes, want) {
 		t.Errorf("writes %q, want %q", writes, want)
 	}
@@ -1134,7 +1134,7 @@ func TestScheduleEditIsNoSurprise(t *testing.T) {
 	}
 	f.clock.SetTime(at(-25 * time.Minute))
 	syncs(t, ctx, f, c, cronFactory)
-	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + jobName(at(-25*time.Minute)), "patch jobs default/" + jobName(at(-25*time.Minute))}) {
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + jobName(at(-25*time.Minute))}) {
 		t.Errorf("at 09:35: %q, want the 09:35 run", writes)
 	}
 }

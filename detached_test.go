@@ -117,8 +117,10 @@ func TestDetachedJobKeepsItsRecordUntilTheRunIsRecorded(t *testing.T) {
 // A running Job deleted by hand (kubectl delete job) is gone, and so is its
 // run: the run started, and its time is not created again, neither by the
 // controller that made it nor by one that takes over on the stored state.
-// The Job leaves status.active with a MissingJob Event; lastScheduleTime
-// keeps its time.
+// The Job, running, still holds the run-record finalizer (it goes once the
+// Job finishes or is deleted and the status no longer lists it active): it
+// is Terminating until the status drops it from status.active, then goes;
+// lastScheduleTime keeps its time.
 func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
 	for _, restarted := range []bool{false, true} {
 		t.Run(map[bool]string{false: "same controller", true: "after a restart"}[restarted], func(t *testing.T) {
@@ -133,23 +135,34 @@ func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
 				t.Fatalf("first sync created %q, want the 10:00 run", got)
 			}
 			j := liveJob(t, ctx, f, name)
-			if j == nil || len(j.Finalizers) != 0 {
-				t.Fatalf("the 10:00 Job %+v: want it running, its run recorded (finalizer released)", j)
+			if j == nil || len(j.Finalizers) != 1 {
+				t.Fatalf("the 10:00 Job %+v: want it running, holding the run-record finalizer until it finishes", j)
 			}
 			cacheJob(t, kubeFactory, j)
 
-			// Running, it is deleted by hand a minute later.
+			// Running, it is deleted by hand a minute later: Terminating,
+			// as the informer shows it.
 			f.clock.Step(time.Minute)
 			if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(j)); err != nil {
-				t.Fatal(err)
+			terminating := liveJob(t, ctx, f, name)
+			if terminating == nil {
+				t.Fatal("the Job went at once, its finalizer ignored")
 			}
+			terminating.ResourceVersion = "9"
+			cacheJob(t, kubeFactory, terminating)
 			if restarted {
-				c, _, cronFactory = restart(t, ctx, f)
+				c, kubeFactory, cronFactory = restart(t, ctx, f)
 			}
 			f.kubeclient.ClearActions()
+			syncs(t, ctx, f, c, cronFactory)
+			if liveJob(t, ctx, f, name) != nil {
+				t.Fatalf("writes %q: the deleted Job hangs in Terminating once the status dropped it", describe(f.kubeclient.Actions(), true))
+			}
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(terminating)); err != nil {
+				t.Fatal(err)
+			}
 			syncs(t, ctx, f, c, cronFactory)
 			f.clock.Step(time.Minute)
 			cj := syncs(t, ctx, f, c, cronFactory)
@@ -158,9 +171,6 @@ func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
 			}
 			if len(cj.Status.Active) != 0 || cj.Status.LastScheduleTime == nil || !cj.Status.LastScheduleTime.Time.Equal(topOfHour) {
 				t.Errorf("status active %v, lastScheduleTime %v; want none active, 10:00", cj.Status.Active, cj.Status.LastScheduleTime)
-			}
-			if events := f.events(); !slices.Contains(events, "Normal MissingJob") {
-				t.Errorf("events %q, want MissingJob", events)
 			}
 		})
 	}
@@ -350,5 +360,41 @@ func TestReplaceWhoseLiveReadFailsStartsTheRunOnceOnRetry(t *testing.T) {
 	got := describe(f.kubeclient.Actions(), true)
 	if !slices.Contains(got, "delete jobs default/"+old.Name) || !slices.Contains(got, "create jobs default/"+jobName(topOfHour)) {
 		t.Errorf("retry %q: want %s replaced by the 10:00 run", got, old.Name)
+	}
+}
+
+// A Job deleted by hand (kubectl delete job) before any stored status
+// records its run: here the create's answer was lost, so the controller
+// does not know it made the Job, and a user deletes it before the next
+// sync looks it up. The run started, and must not start again: the
+// run-record finalizer keeps the Job (Terminating) until the status
+// records its run, whether or not the template sets a TTL. Nothing but
+// the Job records the run, and users, not only the TTL controller, delete
+// Jobs.
+func TestJobDeletedByHandBeforeItsRunIsRecordedIsNotStartedAgain(t *testing.T) {
+	ctx, f, c, _, lose := lostCreateFixture(t)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := jobName(topOfHour)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the create's answer was lost: want the sync to fail")
+	}
+	*lose = false
+	if liveJob(t, ctx, f, name) == nil {
+		t.Fatal("the lost create was not applied")
+	}
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeclient.ClearActions()
+	f.clock.Step(time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if writes := describe(f.kubeclient.Actions(), true); slices.Contains(writes, "create jobs default/"+name) {
+		t.Errorf("writes %q: the run of 10:00, whose Job a user deleted before its run was recorded, started a second time", writes)
+	}
+	if st := f.writtenStatus(); st == nil || st.Status.LastScheduleTime == nil || !st.Status.LastScheduleTime.Time.Equal(topOfHour) {
+		t.Errorf("status %v: want the 10:00 run recorded", st)
 	}
 }

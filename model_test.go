@@ -697,6 +697,13 @@ func (w *modelWalk) randomZone() *string {
 	return ptr.To(pick(w.rng, modelZones))
 }
 
+// randomTTL is a template's ttlSecondsAfterFinished: none half the time,
+// else 0 or an hour (the walk's TTL controller deletes a finished Job with
+// any TTL at its own pace, and one without none).
+func (w *modelWalk) randomTTL() *int32 {
+	return pick(w.rng, []*int32{nil, nil, ptr.To[int32](0), ptr.To[int32](3600)})
+}
+
 func (w *modelWalk) createCronJob(name string) {
 	spec := cronv1.CronJobSpec{
 		Schedule:                   w.randomSchedule(),
@@ -720,6 +727,7 @@ func (w *modelWalk) createCronJob(name string) {
 		},
 	}
 	w.maybeSchedules(&spec)
+	spec.JobTemplate.Spec.TTLSecondsAfterFinished = w.randomTTL()
 	if w.rng.Float64() < 0.4 {
 		spec.ExcludeCalendars = w.randomCalendarNames()
 	}
@@ -1165,7 +1173,9 @@ func (w *modelWalk) finishJobs() {
 }
 
 // deleteJobs deletes Jobs as a user (at once or in the foreground, which
-// leaves them being deleted for a while) or the TTL controller would. Like
+// leaves them being deleted for a while) or the TTL controller would (a
+// finished Job whose spec sets ttlSecondsAfterFinished, which its template
+// sets or not: randomTTL, and an edit of it). Like
 // the API server, the store only marks a Job being deleted while a
 // finalizer holds it (see modelServer.deleteJob).
 func (w *modelWalk) deleteJobs() {
@@ -1193,7 +1203,13 @@ func (w *modelWalk) deleteJobs() {
 		w.logf("  user deletes Job %s in the foreground: it is being deleted", key)
 	case r < 0.85:
 		for _, key := range keys {
-			if modelJobFinished(w.srv.jobs[key]) != "" && w.srv.jobs[key].DeletionTimestamp == nil && w.rng.Float64() < 0.5 {
+			j := w.srv.jobs[key]
+			if j.Spec.TTLSecondsAfterFinished != nil && modelJobFinished(j) != "" && j.DeletionTimestamp == nil && w.rng.Float64() < 0.5 {
+				if job.HoldsRunRecord(j) {
+					w.stat("TTL deletes of a Job holding the run-record finalizer")
+				} else {
+					w.stat("TTL deletes of a Job without the run-record finalizer")
+				}
 				w.noteRunEnds(key)
 				w.srv.deleteJob(key)
 				w.logf("  TTL controller deletes finished Job %s", key)
@@ -1250,7 +1266,10 @@ func (w *modelWalk) editSpec(x *modelCJ) {
 		case r < 0.81:
 			s.StartingDeadlineSeconds = pick(w.rng, modelDeadlines)
 			what = "startingDeadlineSeconds=" + modelDeref(s.StartingDeadlineSeconds)
-		case r < 0.91:
+		case r < 0.86:
+			s.JobTemplate.Spec.TTLSecondsAfterFinished = w.randomTTL()
+			what = "jobTemplate.spec.ttlSecondsAfterFinished=" + modelDeref(s.JobTemplate.Spec.TTLSecondsAfterFinished)
+		case r < 0.93:
 			s.CatchUpPolicy = pick(w.rng, []cronv1.CatchUpPolicy{cronv1.CatchUpLatest, cronv1.CatchUpAll, cronv1.CatchUpNone})
 			s.CatchUpLimit = pick(w.rng, []*int32{nil, ptr.To[int32](1), ptr.To[int32](3), ptr.To[int32](10)})
 			what = fmt.Sprintf("catchUpPolicy=%s catchUpLimit=%s", s.CatchUpPolicy, modelDeref(s.CatchUpLimit))
@@ -1724,6 +1743,11 @@ func (w *modelWalk) jobCreated(j *batchv1.Job, lost bool) {
 		// garbage collector's to delete.
 		w.logf("    Job %s created for %s (uid %s), deleted already", j.Name, x.name, x.uid)
 		return
+	}
+	if j.Spec.TTLSecondsAfterFinished == nil {
+		w.stat("Jobs created without a TTL")
+	} else {
+		w.stat("Jobs created with a TTL")
 	}
 	rec := &modelJobRec{name: j.Name, uid: j.UID, createdAt: w.now(), step: w.step, lost: lost, visible: !lost, seenRunning: !lost, sync: w.cur}
 	if _, err := fmt.Sscan(j.Annotations[modelSpecGenAnnotation], &rec.gen); err != nil {

@@ -50,11 +50,14 @@ func syncHeldUntilNextRun(t *testing.T, ctx context.Context, f *fixture, c *Cont
 // past the next run, or that run starts late and, on a short schedule, is
 // superseded by the one after. The sync gives the release up when the next
 // run is due, with no error; the next sync starts that run first and then
-// releases again.
+// releases again. (A TTL: the Jobs hold the finalizer; the 09:00 one has
+// finished, and the 10:00 sync's status write sees it finish.)
 func TestSlowReleaseNeverHoldsTheNextRun(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t, at(time.Second))
-	f.cronJob = newCronJob()
+	nine := newJob(at(-time.Hour), succeeded, holdingRecord, func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = ptr.To[int32](60) })
+	f.cronJob = newCronJob(withTTL(60), lastScheduled(at(-time.Hour)), activeJobs(nine))
+	f.jobs = []*batchv1.Job{nine}
 	c, kubeFactory, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
 	jobs := c.jobs
@@ -62,14 +65,15 @@ func TestSlowReleaseNeverHoldsTheNextRun(t *testing.T) {
 	c.jobs = stalled
 
 	// 11:00, the next run, comes due while the release is held.
-	if name := syncHeldUntilNextRun(t, ctx, f, c, key, stalled.entered, time.Hour-time.Second, "release", nil); name != jobName(topOfHour) {
-		t.Fatalf("released %s, want the new Job %s", name, jobName(topOfHour))
+	if name := syncHeldUntilNextRun(t, ctx, f, c, key, stalled.entered, time.Hour-time.Second, "release", nil); name != nine.Name {
+		t.Fatalf("released %s, want the finished Job %s", name, nine.Name)
 	}
-	if st := f.writtenStatus(); st == nil || len(st.Status.Active) != 1 {
-		t.Fatalf("status written %+v, want the 10:00 run recorded before the release", st)
+	if st := f.writtenStatus(); st == nil || len(st.Status.Active) != 1 || st.Status.Active[0].Name != jobName(topOfHour) {
+		t.Fatalf("status written %+v, want the 10:00 run recorded and 09:00 seen finished before the release", st)
 	}
 
-	// The next sync starts the 11:00 run, then releases both Jobs.
+	// The next sync starts the 11:00 run, then releases the finished Job;
+	// the running ones keep theirs.
 	c.jobs = jobs
 	created, err := f.kubeclient.BatchV1().Jobs("default").Get(ctx, jobName(topOfHour), metav1.GetOptions{})
 	if err != nil {
@@ -81,9 +85,9 @@ func TestSlowReleaseNeverHoldsTheNextRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	writes := describe(f.kubeclient.Actions(), true)
-	want := []string{"create jobs default/" + jobName(at(time.Hour)), "patch jobs default/" + jobName(topOfHour), "patch jobs default/" + jobName(at(time.Hour))}
+	want := []string{"create jobs default/" + jobName(at(time.Hour)), "patch jobs default/" + nine.Name}
 	if !slices.Equal(writes, want) {
-		t.Errorf("writes %q, want %q: the run first, then the releases", writes, want)
+		t.Errorf("writes %q, want %q: the run first, then the release", writes, want)
 	}
 }
 
@@ -215,8 +219,11 @@ func TestHeldBookkeepingNeverStarvesTheStatusWrite(t *testing.T) {
 			},
 		},
 		{
+			// Failed (no completion time: listed active), its run
+			// recorded: the status write that sees it finish lets the
+			// finalizer go.
 			name: "release of a recorded Job held",
-			old:  newJob(at(-time.Hour), running, holdingRecord),
+			old:  newJob(at(-time.Hour), failed, holdingRecord),
 			stall: func(c *Controller) <-chan string {
 				s := &stalledReleases{Jobs: c.jobs, entered: make(held, 4)}
 				c.jobs = s

@@ -21,7 +21,8 @@ import (
 )
 
 // The run-record finalizer (job.RunRecordFinalizer) keeps every Job this
-// controller creates until the CronJob's stored status records its run.
+// controller creates until it has finished (or is being deleted) and the
+// CronJob's stored status records its run and no longer lists it active.
 // This file removes it: for a CronJob's own Jobs as its plan says
 // (planner.Plan.Releases), and for Jobs whose CronJob is gone, which no plan
 // will ever name again.
@@ -42,8 +43,8 @@ func (c *Controller) releaseJobs(ctx context.Context, cj *cronv1.CronJob, releas
 	return errors.Join(errs...)
 }
 
-// releaseRecorded releases the Jobs of cj whose runs cj.Status, just
-// written, records.
+// releaseRecorded releases the finished Jobs of cj whose runs cj.Status,
+// just written, records and no longer lists active.
 func (c *Controller) releaseRecorded(ctx context.Context, cj *cronv1.CronJob) error {
 	releases, err := c.recordedReleases(cj)
 	if err != nil {
@@ -53,7 +54,8 @@ func (c *Controller) releaseRecorded(ctx context.Context, cj *cronv1.CronJob) er
 }
 
 // recordedReleases lists the Jobs of cj holding the run-record finalizer
-// whose runs cj.Status, just written, records.
+// that have finished (or are being deleted) and whose runs cj.Status, just
+// written, records and no longer lists active (planner.Releases).
 func (c *Controller) recordedReleases(cj *cronv1.CronJob) ([]planner.Release, error) {
 	jobs, err := c.jobsOwnedBy(cj)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
@@ -333,5 +334,89 @@ func TestRecordOfARecreatedCronJobIsNotAdoptedAndIsReleased(t *testing.T) {
 				t.Errorf("writes %q: the old CronJob's deleted record keeps its finalizer", describe(f.kubeclient.Actions(), true))
 			}
 		})
+	}
+}
+
+// withTTL gives the CronJob's Job template spec.ttlSecondsAfterFinished.
+func withTTL(seconds int32) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished = &seconds }
+}
+
+// writesOf are the fixture's writes since its actions were last cleared.
+func writesOf(f *fixture) []string {
+	return describe(append(f.kubeclient.Actions(), f.client.Actions()...), true)
+}
+
+// A Job keeps the run-record finalizer past the status write that records
+// its run: released then, a TTL could remove it the moment it finishes,
+// before any status saw it finish. The finalizer goes once the Job has
+// finished and the stored status records its run and no longer lists it
+// active; the firing that starts it pays no release.
+func TestFinalizerIsReleasedWhenTheJobFinishes(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withTTL(60))
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	name := jobName(topOfHour)
+	syncs(t, ctx, f, c, cronFactory)
+	j := liveJob(t, ctx, f, name)
+	if j == nil || !job.HoldsRunRecord(j) {
+		t.Fatalf("the 10:00 Job %+v: want it created holding the run-record finalizer", j)
+	}
+	if got := writesOf(f); len(got) != 2 {
+		t.Errorf("writes at the firing %q, want 2 (create, status): no release at the status write", got)
+	}
+	cacheJob(t, kubeFactory, j)
+
+	f.clock.Step(time.Minute)
+	f.kubeclient.ClearActions()
+	finishJob(t, ctx, f, kubeFactory, name)
+	f.kubeclient.ClearActions()
+	cj := syncs(t, ctx, f, c, cronFactory)
+	if len(cj.Status.Active) != 0 {
+		t.Fatalf("active %v after the Job finished", cj.Status.Active)
+	}
+	if live := liveJob(t, ctx, f, name); live == nil || job.HoldsRunRecord(live) {
+		t.Errorf("the finished 10:00 Job %+v: want it kept, its finalizer released once the status saw it finish", live)
+	}
+}
+
+// A Job with ttlSecondsAfterFinished 0 fails, and the TTL controller
+// deletes it at once; the stored status still lists it active. The Job
+// stays (Terminating) until a stored status has seen it finish: a status
+// that never saw it leave status.active as failed would lose its outcome.
+func TestTTLZeroFailedJobStaysUntilTheStatusSawItFinish(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Minute))
+	gone := newJob(topOfHour, failed, holdingRecord, func(j *batchv1.Job) {
+		j.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+	})
+	f.cronJob = newCronJob(lastScheduled(topOfHour), withTTL(0), activeJobs(gone))
+	f.jobs = []*batchv1.Job{gone}
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	// The TTL controller deletes it.
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, gone.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting := liveJob(t, ctx, f, gone.Name)
+	if deleting == nil {
+		t.Fatal("the Job went at once, its finalizer ignored")
+	}
+	cacheJob(t, kubeFactory, deleting)
+	// The status write fails: the stored status still lists the Job
+	// active.
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, cache.MetaObjectToName(f.cronJob), "the status write")
+	if liveJob(t, ctx, f, gone.Name) == nil {
+		t.Fatalf("writes %q: the failed Job went before any stored status saw it finish", writesOf(f))
+	}
+	stop()
+	cj := syncs(t, ctx, f, c, cronFactory)
+	if len(cj.Status.Active) != 0 {
+		t.Fatalf("active %v: the status did not see the Job finish", cj.Status.Active)
+	}
+	if live := liveJob(t, ctx, f, gone.Name); live != nil {
+		t.Errorf("the failed Job hangs in Terminating once the status saw it finish: finalizers %v", live.Finalizers)
 	}
 }

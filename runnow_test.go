@@ -334,7 +334,7 @@ func TestRunNow(t *testing.T) {
 	c, _, cronFactory := f.newController(ctx)
 	cj := syncs(t, ctx, f, c, cronFactory)
 	manual := job.ManualName("cj", "cj-uid", "", "1777000000", 1)
-	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual, "patch jobs default/" + manual}) {
+	if writes := describe(f.kubeclient.Actions(), true); !slices.Equal(writes, []string{"create jobs default/" + manual}) {
 		t.Fatalf("writes %q, want the manual Job", writes)
 	}
 	if len(manual) > len("cj")+11 || strings.Trim(strings.TrimPrefix(manual, "cj-"), "0123456789") == "" {

@@ -33,12 +33,17 @@ func Name(cronJobName string, t time.Time) string {
 // Manual is the value of the instantiate annotation on Jobs started by hand.
 const Manual = "manual"
 
-// RunRecordFinalizer is on every Job this controller creates, until the
-// CronJob's status as stored records the Job's run. Until then the Job is the
-// only record of the run: without the finalizer a TTL, a hand delete or
-// history pruning could remove it before the status write (deferred behind a
-// burst, or lost in a crash), and a restarted controller would start the
-// same run again.
+// RunRecordFinalizer is on every Job this controller creates, until the Job
+// has finished (or is being deleted) and the CronJob's status as stored
+// records its run and no longer lists it active. Until the status records
+// the run the Job is the run's only record: without the finalizer a TTL, a
+// hand delete or history pruning could remove it before the status write
+// (deferred behind a burst, or lost in a crash, or after a create whose
+// answer was lost), and a restarted controller would start the same run
+// again. Until the status no longer lists it active, the Job is the only
+// record of its outcome: a TTL of 0 would remove a failed Job before any
+// status saw it finish. Released at that point rather than at the status
+// write that records the run, the finalizer costs a burst no write.
 const RunRecordFinalizer = "batch.tutorial.kubebuilder.io/run-record"
 
 // BackfillRecordFinalizer is on every Job a Backfill creates, until the

@@ -225,9 +225,11 @@ type Plan struct {
 	Creates []Create
 	// Events to emit, in order.
 	Events []Event
-	// Releases are the Jobs whose run-record finalizer may go: the status
-	// the API server holds records their runs. Their own field, apart from
-	// the run decisions, since they depend on the written status only.
+	// Releases are the Jobs whose run-record finalizer may go: they have
+	// finished (or are being deleted), and the status the API server holds
+	// records their runs and no longer lists them active. Their own field,
+	// apart from the run decisions, since they depend on the written
+	// status only.
 	Releases []Release
 	// RequeueAfter is when to look again (0: only when something changes).
 	RequeueAfter time.Duration
@@ -456,8 +458,9 @@ type Release struct {
 }
 
 // planReleases lists the Jobs whose finalizer may go (see Releases). A Job
-// being deleted before its run is recorded is looked at again soon, so it
-// does not hang in Terminating longer than the status write takes.
+// being deleted before its run and its outcome are recorded is looked at
+// again soon, so it does not hang in Terminating longer than the status
+// write takes.
 func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
 	var waiting bool
 	p.Releases, waiting = releases(p, jobs, written)
@@ -471,11 +474,17 @@ func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
 	}
 }
 
-// Releases lists the Jobs of cj holding the run-record finalizer whose run
-// the written status records: the finalizer kept them as the run's only
-// record, and now the status is one. A CronJob being deleted releases every
-// Job: no run of it will ever be decided again. waiting reports a Job being
-// deleted whose run is not recorded yet.
+// Releases lists the Jobs of cj holding the run-record finalizer that have
+// finished (or are being deleted) and whose run the written status records
+// and no longer lists active: the finalizer kept them as the only record
+// of the run and of its outcome, and now the status is one of both. A
+// running Job keeps it, so the status write that records a run it just
+// started releases nothing, and a burst pays no release: the release
+// follows the status write that sees the Job finish. (A Job released at
+// the first write could go, by a TTL of 0, the moment it finishes, before
+// any status saw it leave status.active.) A CronJob being deleted releases
+// every Job: no run of it will ever be decided again. waiting reports a Job
+// being deleted whose run or outcome is not recorded yet.
 func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) ([]Release, bool) {
 	return releases(&Plan{cj: cj, jobs: jobs}, jobs, written)
 }
@@ -486,7 +495,7 @@ func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Re
 		if !job.HoldsRunRecord(j) {
 			continue
 		}
-		if cj.DeletionTimestamp == nil && !p.recorded(j, written) {
+		if cj.DeletionTimestamp == nil && !p.releasable(j, written) {
 			// Someone waits on a Job being deleted; but a Job for a time
 			// still to come (a clock that was ahead) is recorded only
 			// when its time comes, and looking every second until then
@@ -499,6 +508,14 @@ func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Re
 		releases = append(releases, Release{Name: j.GetName(), UID: j.GetUID(), Finalizers: slices.Clone(j.GetFinalizers())})
 	}
 	return releases, waiting
+}
+
+// releasable reports whether the run-record finalizer may go from j: it
+// has finished or is being deleted, and written records its run and no
+// longer lists it active.
+func (p *Plan) releasable(j Job, written *cronv1.CronJobStatus) bool {
+	return (j.Finished() != "" || j.GetDeletionTimestamp() != nil) &&
+		activeIndex(written.Active, j.GetUID()) < 0 && p.recorded(j, written)
 }
 
 // Recorded reports whether cj's stored status records the run of j, a Job

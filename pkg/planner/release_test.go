@@ -6,14 +6,17 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
-// A Job's run-record finalizer goes once the written status records its
-// run, and not before: until then the Job is the run's only record.
+// A Job's run-record finalizer goes once it has finished (or is being
+// deleted) and the written status records its run and no longer lists it
+// active, and not before: until then the Job is the only record of its run
+// or of its outcome.
 func TestReleases(t *testing.T) {
 	nine, ten := at(-time.Hour), at(0)
 	runNow := func(value, handled string) func(*cronv1.CronJob) {
@@ -32,9 +35,21 @@ func TestReleases(t *testing.T) {
 		wantRequeue time.Duration
 	}{
 		{
-			name: "recorded by lastScheduleTime", cronJob: cronJob(last(ten)), now: at(time.Minute),
+			name: "recorded by lastScheduleTime: the finished one released, the running one kept", cronJob: cronJob(last(ten)), now: at(time.Minute),
 			jobs: []Job{holding(runOf(nine, batchv1.JobComplete)), holding(runOf(ten, ""))},
-			want: []string{job.Name("cj", nine), job.Name("cj", ten)}, wantRequeue: time.Hour - time.Minute,
+			want: []string{job.Name("cj", nine)}, wantRequeue: time.Hour - time.Minute,
+		},
+		{
+			name: "finished, recorded, but the written status still lists it active: kept", cronJob: cronJob(last(ten)),
+			written: &cronv1.CronJobStatus{LastScheduleTime: &metav1.Time{Time: ten}, Active: []corev1.ObjectReference{job.Ref(runOf(ten, ""))}},
+			now:     at(time.Minute), jobs: []Job{holding(runOf(ten, batchv1.JobFailed))},
+			want: nil, wantRequeue: time.Hour - time.Minute,
+		},
+		{
+			name: "being deleted, recorded, but the written status still lists it active: kept, looked at again in a second", cronJob: cronJob(last(ten)),
+			written: &cronv1.CronJobStatus{LastScheduleTime: &metav1.Time{Time: ten}, Active: []corev1.ObjectReference{job.Ref(runOf(ten, ""))}},
+			now:     at(time.Minute), jobs: []Job{deleting(holding(runOf(ten, batchv1.JobFailed)))},
+			want: nil, wantRequeue: time.Second,
 		},
 		{
 			name: "decided but not written: kept", cronJob: cronJob(last(ten)), written: &cronv1.CronJobStatus{LastScheduleTime: &metav1.Time{Time: nine}},
@@ -66,8 +81,12 @@ func TestReleases(t *testing.T) {
 			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))}, want: nil, wantRequeue: time.Hour - time.Minute,
 		},
 		{
-			name: "run-now recorded: released", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),
-			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))},
+			name: "run-now recorded, running: kept", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),
+			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))}, want: nil, wantRequeue: time.Hour - time.Minute,
+		},
+		{
+			name: "run-now recorded, finished: released", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),
+			jobs: []Job{finish(holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0))))},
 			want: []string{job.ManualName("cj", "cj-uid", "", "a", 0)}, wantRequeue: time.Hour - time.Minute,
 		},
 		{
@@ -96,6 +115,11 @@ func TestReleases(t *testing.T) {
 			}
 		})
 	}
+}
+
+func finish(j *fakeJob) *fakeJob {
+	j.finished = batchv1.JobComplete
+	return j
 }
 
 // A Job being deleted still records its run (nothing starts it again) but is

@@ -118,9 +118,9 @@ func TestDecideRunNowRequests(t *testing.T) {
 }
 
 // A walk A, B, A, B, A through Decide, each Job started (or its value
-// refused for good) and recorded: every change is one request with a Job
-// name of its own, and a Job's finalizer goes once a written status
-// records it.
+// refused for good), finished and recorded: every change is one request
+// with a Job name of its own, and a Job's finalizer goes once a written
+// status records it and it finished.
 func TestDecideRunNowBackAndForthWalk(t *testing.T) {
 	cj := cronJob(last(at(-time.Hour)))
 	var jobs []Job
@@ -138,8 +138,8 @@ func TestDecideRunNowBackAndForthWalk(t *testing.T) {
 			p.NotStarted(c, Rejected, "no")
 		} else {
 			key, after := c.Job.Annotations[cronv1.RunNowKeyAnnotation], c.Job.Annotations[cronv1.RunNowAfterAnnotation]
-			j := unrecorded(&fakeJob{ObjectMeta: metav1.ObjectMeta{Name: c.Job.Name, Namespace: "default", UID: types.UID("uid-" + c.Job.Name)}, manual: true},
-				after, key, c.Seq)
+			j := unrecorded(&fakeJob{ObjectMeta: metav1.ObjectMeta{Name: c.Job.Name, Namespace: "default", UID: types.UID("uid-" + c.Job.Name)}, manual: true,
+				finished: batchv1.JobComplete}, after, key, c.Seq)
 			p.Started(c, j, true)
 			jobs = append(jobs, j)
 		}
