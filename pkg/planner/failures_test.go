@@ -839,3 +839,18 @@ func TestTrialFromAClockAheadIsTheOnlyTrial(t *testing.T) {
 type errTimeout struct{}
 
 func (errTimeout) Error() string { return "timeout" }
+
+// A failed Job's run-record finalizer stays until a written status has
+// counted its outcome (the status no longer lists it active): with a TTL
+// of 0, or a user's delete, it would otherwise go before any status counted
+// it, and the streak would never come.
+func TestFailedJobKeepsItsFinalizerUntilAWrittenStatusCountedIt(t *testing.T) {
+	j := holding(runAt9(batchv1.JobFailed))
+	cj := cronJob(last(at(-time.Hour)), active(j), failurePolicy(1, 0, 0))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: ten})
+	for _, r := range p.Releases {
+		if r.UID == j.UID {
+			t.Errorf("releases %v: the finalizer of %s goes while no written status has counted its failure", p.Releases, j.Name)
+		}
+	}
+}
