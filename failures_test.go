@@ -126,3 +126,33 @@ func TestFailingCronJobPausesTriesOnceAfterTheCoolDownAndResumesAcrossRestarts(t
 		}
 	}
 }
+
+// A failure counts once across a status write deferred behind a burst, a
+// write refused by a conflict and an edit: the decisions kept and judged
+// again never count it twice.
+func TestFailureCountsOnceAcrossADeferredWriteAConflictAndAnEdit(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withFailurePolicy(2, 0))
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	syncInABurst(t, ctx, c, key)
+	if got := created(f); len(got) != 1 || got[0] != jobName(topOfHour) {
+		t.Fatalf("first sync created %q, want the 10:00 run", got)
+	}
+	if w := f.writtenStatus(); w != nil {
+		t.Fatalf("first sync wrote the status; the case needs it deferred")
+	}
+	drainQueue(c)
+	f.clock.Step(10 * time.Second)
+	finishJobAs(t, ctx, f, kubeFactory, jobName(topOfHour), batchv1.JobFailed)
+	stopConflicts := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "sync that counts the failure")
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
+	stopConflicts()
+	f.clock.Step(time.Second)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if fs := w.Status.FailureStreak; fs == nil || fs.Count != 1 || fs.PausedAt != nil {
+		t.Errorf("failureStreak %+v, want count 1 and not paused: one run failed, once", fs)
+	}
+}

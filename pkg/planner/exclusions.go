@@ -298,7 +298,7 @@ func (p *Plan) olderHold() func(time.Time) string {
 		if reason, _ := p.excl.hold(t); reason != "" {
 			return reason
 		}
-		if p.paused() || t.Before(p.heldUntil) {
+		if p.paused() || p.heldBack(t) {
 			// Never the trial: that is one of the runs considered.
 			return cronv1.MissedPaused
 		}

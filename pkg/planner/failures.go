@@ -88,6 +88,7 @@ func (p *Plan) observeFailures() {
 	}
 	fs := st.FailureStreak
 	wasPaused := fs.PausedAt != nil
+	p.pausedAtStart = wasPaused
 	p.adoptTrial()
 	pauseAfter := max(policy.PauseAfter, 1) // below 1 only past the schema
 
@@ -102,6 +103,12 @@ func (p *Plan) observeFailures() {
 	})
 	for _, r := range p.finished {
 		p.countOutcome(r.job)
+		// One outcome at a time, as syncs one by one would have: a pause
+		// that opens and closes among them still holds the runs due in
+		// between.
+		if fs.PausedAt == nil && fs.Count >= pauseAfter {
+			p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(r.job))
+		}
 	}
 	p.finished = nil
 	if fs.TrialJob != "" && !slices.ContainsFunc(st.Active, func(ref corev1.ObjectReference) bool { return ref.Name == fs.TrialJob }) {
@@ -110,9 +117,19 @@ func (p *Plan) observeFailures() {
 		fs.TrialJob = ""
 	}
 	if fs.PausedAt == nil && fs.Count >= pauseAfter {
-		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
+		// pauseAfter lowered to the count.
+		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.now)
 	}
 	p.noteBreaker(wasPaused)
+}
+
+// finishedAt is when j finished, as far as the sync can tell: its finish
+// time, unless unknown or after now (a clock ahead), then now.
+func (p *Plan) finishedAt(j Job) time.Time {
+	if done := j.FinishTime(); done != nil && !done.Time.After(p.now) {
+		return done.Time
+	}
+	return p.now
 }
 
 // adoptTrial names the trial Job when a written status lost it (a crash
@@ -154,15 +171,11 @@ func (p *Plan) countOutcome(j Job) {
 			if fs.Pauses < math.MaxInt32 {
 				fs.Pauses++
 			}
-			p.reopen(fmt.Sprintf("the trial run's Job %s failed", j.GetName()))
+			p.reopen(fmt.Sprintf("the trial run's Job %s failed", j.GetName()), p.finishedAt(j))
 		}
 	case batchv1.JobComplete:
 		if fs.PausedAt != nil {
-			at := p.now
-			if done := j.FinishTime(); done != nil && done.Before(&metav1.Time{Time: at}) {
-				at = done.Time
-			}
-			p.resume(fmt.Sprintf("Job %s succeeded", j.GetName()), at)
+			p.resume(fmt.Sprintf("Job %s succeeded", j.GetName()), p.finishedAt(j))
 		}
 		fs.Count, fs.LastFailedJob = 0, ""
 	}
@@ -182,28 +195,33 @@ func (p *Plan) handleResume() {
 	fs.Count, fs.LastFailedJob = 0, ""
 }
 
-// pause opens the breaker now.
-func (p *Plan) pause(why string) {
+// pause opens the breaker as of at (the failure that opened it).
+func (p *Plan) pause(why string, at time.Time) {
 	fs := p.Status.FailureStreak
-	fs.PausedAt, fs.Pauses, fs.TrialJob = &metav1.Time{Time: p.now}, 1, ""
+	fs.PausedAt, fs.Pauses, fs.TrialJob = &metav1.Time{Time: at}, 1, ""
 	p.event(corev1.EventTypeWarning, ReasonPaused, "Pausing scheduled runs: %s; %s", why, p.untilWhen())
 }
 
-// reopen opens the breaker again after a failed trial, the cool-down
-// doubled (Pauses was counted up).
-func (p *Plan) reopen(why string) {
+// reopen opens the breaker again as of at, after a failed trial, the
+// cool-down doubled (Pauses was counted up).
+func (p *Plan) reopen(why string, at time.Time) {
 	fs := p.Status.FailureStreak
-	fs.PausedAt = &metav1.Time{Time: p.now}
+	fs.PausedAt = &metav1.Time{Time: at}
 	p.event(corev1.EventTypeWarning, ReasonPaused, "Pausing scheduled runs again: %s; %s", why, p.untilWhen())
 }
 
-// resume closes the breaker as of at: runs due before it were due while
-// paused, and stay held (heldUntil).
+// resume closes the breaker as of at: runs due from the pause until then
+// were due while paused, and stay held (heldFrom, heldUntil).
 func (p *Plan) resume(why string, at time.Time) {
 	fs := p.Status.FailureStreak
+	if p.heldUntil.IsZero() || fs.PausedAt.Time.Before(p.heldFrom) {
+		p.heldFrom = fs.PausedAt.Time
+	}
+	if at.After(p.heldUntil) {
+		p.heldUntil = at
+	}
 	fs.PausedAt, fs.Pauses, fs.TrialJob, fs.ResumeAt = nil, 0, "", nil
 	p.resumedBy = why
-	p.heldUntil = at
 	p.event(corev1.EventTypeNormal, ReasonResumed, "Resuming scheduled runs: %s", why)
 }
 
@@ -245,6 +263,28 @@ func (p *Plan) noteBreaker(wasPaused bool) {
 // holding reports whether a pause holds any run of this sync: it is
 // paused, or a pause ended in it.
 func (p *Plan) holding() bool { return p.paused() || !p.heldUntil.IsZero() }
+
+// heldBack reports whether a run due at t fell in a pause this sync ended.
+func (p *Plan) heldBack(t time.Time) bool {
+	return !t.Before(p.heldFrom) && t.Before(p.heldUntil)
+}
+
+// passedOverHold sorts the runs an adopted Job passed over as the lost
+// write did: by a Calendar, and by the pause the sync started with.
+func (p *Plan) passedOverHold() func(time.Time) string {
+	if p.excl == nil && !p.pausedAtStart {
+		return nil
+	}
+	return func(t time.Time) string {
+		if reason, _ := p.excl.hold(t); reason != "" {
+			return reason
+		}
+		if p.pausedAtStart {
+			return cronv1.MissedPaused
+		}
+		return ""
+	}
+}
 
 // paused reports whether scheduled runs are paused now.
 func (p *Plan) paused() bool {
@@ -309,7 +349,7 @@ func (p *Plan) resumeAt() time.Time {
 // first), once per plan.
 func (p *Plan) pauseHold(t time.Time) string {
 	if !p.paused() {
-		if t.Before(p.heldUntil) {
+		if p.heldBack(t) {
 			return cronv1.MissedPaused
 		}
 		return ""
@@ -367,7 +407,7 @@ func (p *Plan) startedRun(c Create, j Job) {
 	}
 	p.countOutcome(j)
 	if fs.PausedAt == nil && fs.Count >= max(p.cj.Spec.FailurePolicy.PauseAfter, 1) {
-		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob))
+		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(j))
 	}
 	p.pausedInPlan = fs.PausedAt != nil
 	p.noteBreaker(wasPaused)

@@ -854,3 +854,138 @@ func TestFailedJobKeepsItsFinalizerUntilAWrittenStatusCountedIt(t *testing.T) {
 		}
 	}
 }
+
+// A failure a kept decision counted (its status write deferred, then
+// refused) counts once when an edit makes that decision stale: the sync
+// after starts from the written streak, the Job back in status.active, and
+// counts it as it leaves.
+func TestFailureSeenByAKeptDecisionCountsOnceWhenItGoesStale(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), seen("0 * * * *", "UTC"), failurePolicy(2, 0, 0))
+	written := *cj.Status.DeepCopy()
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p1)
+	if len(made) != 1 {
+		t.Fatalf("S1: creates %v, want the 10:00 run", createdTimes(p1))
+	}
+	j := holding(made[0])
+	j.finished, j.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(20 * time.Second)}
+	// S2: same generation, from the kept status (still not written).
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{j}, Written: &written, Now: at(30 * time.Second)})
+	if fs := p2.Status.FailureStreak; fs == nil || fs.Count != 1 {
+		t.Fatalf("S2: failureStreak %+v, want count 1", fs)
+	}
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Status = StaleDecision(&written, &p2.Status)
+	p3 := Decide(Input{CronJob: edited, Jobs: []Job{j}, Written: &written, Now: at(40 * time.Second)})
+	if fs := p3.Status.FailureStreak; fs.Count != 1 || fs.PausedAt != nil {
+		t.Errorf("S3 after the edit: failureStreak %+v, want count 1, not paused: one run failed once", fs)
+	}
+}
+
+// A run a kept decision held as Paused, in a pause a run-now's success
+// ended, stays held when an edit makes that decision stale: the sync after
+// sees the run-now Job leave status.active again and ends the pause as of
+// its finish, so the run due before it is not started late.
+func TestRunHeldByAResumeInAKeptDecisionStaysHeldAfterAnEdit(t *testing.T) {
+	failed := runOf(at(-time.Hour), batchv1.JobFailed)
+	failed.failedAt = &metav1.Time{Time: at(-55 * time.Minute)}
+	m := running(unrecorded(manualJob("", "try", 1), "", "try", 1))
+	m.CreationTimestamp = metav1.NewTime(at(-20 * time.Minute))
+	cj := cronJob(last(at(-time.Hour)), seen("0 * * * *", "UTC"), runNowValue("try"), handled("try", 1), active(m),
+		failurePolicy(1, 0, 0), failing(1, failed.Name), pausedSince(at(-55*time.Minute), 1, ""))
+	written := *cj.Status.DeepCopy()
+	// M succeeds at 10:20; the controller (down, or its queue behind) syncs
+	// at 10:30.
+	m.finished, m.complete = batchv1.JobComplete, &metav1.Time{Time: at(20 * time.Minute)}
+	jobs := []Job{failed, m}
+	p1 := Decide(Input{CronJob: cj, Jobs: jobs, Now: at(30 * time.Minute)})
+	if len(createdTimes(p1)) != 0 || missedFor(p1.Status, cronv1.MissedPaused) != 1 {
+		t.Fatalf("S1 (10:30): creates %v missed %v; want the 10:00 run held as Paused (due before the 10:20 success)", createdTimes(p1), missedOf(p1.Status))
+	}
+	// Its status is kept, not written; the user edits the template.
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Status = StaleDecision(&written, &p1.Status)
+	p2 := Decide(Input{CronJob: edited, Jobs: jobs, Written: &written, Now: at(31 * time.Minute)})
+	if got := createdTimes(p2); len(got) != 0 {
+		t.Errorf("S2 (10:31, after the edit): creates %v, missed %v; the 10:00 run was due while paused (the pause ended at 10:20) and must not start late",
+			got, missedOf(p2.Status))
+	}
+	if got := missedFor(p2.Status, cronv1.MissedPaused); got != 1 {
+		t.Errorf("S2: Paused missed = %d, want 1 (the 10:00 run)", got)
+	}
+}
+
+// The runs an adopted Job passed over count as the lost write that started
+// it counted them: by the pause that write knew (none here), not by one the
+// adopted Job's own failure opens now.
+func TestRunPassedOverBeforeAPauseCountsAsTheLostWriteCountedIt(t *testing.T) {
+	cj := cronJob(last(at(-2*time.Hour)), seen("0 * * * *", "UTC"), failurePolicy(1, 0, 0))
+	// The lost write, as a sync would have made it.
+	p1 := Decide(Input{CronJob: cj, Now: at(30 * time.Second)})
+	made := startAll(p1)
+	if len(made) != 1 || missedFor(p1.Status, cronv1.MissedSuperseded) != 1 {
+		t.Fatalf("lost write: creates %v missed %v; want 10:00 started, 09:00 Superseded", createdTimes(p1), missedOf(p1.Status))
+	}
+	j := made[0]
+	j.finished, j.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(2 * time.Minute)}
+	holding(j)
+	p2 := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: at(5 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs == nil || fs.PausedAt == nil {
+		t.Fatalf("10:05: failureStreak %+v, want paused by the 10:00 run's failure", fs)
+	}
+	if got := missedOf(p2.Status); got[cronv1.MissedSuperseded] != 1 || got[cronv1.MissedPaused] != 0 {
+		t.Errorf("10:05: missed %v; want 09:00 Superseded as the lost write counted it (no pause then), none Paused", got)
+	}
+}
+
+// A failure that pauses and a success that resumes, seen in one sync (the
+// controller was down), hold the runs due between them as syncs one by one
+// would have: the 09:35 run counts Paused and does not start late.
+func TestAPauseOpenedAndClosedAmongOneSyncsOutcomesHoldsItsRuns(t *testing.T) {
+	failed := runOf(at(-30*time.Minute), batchv1.JobFailed)
+	failed.failedAt = &metav1.Time{Time: at(-29 * time.Minute)}
+	holding(failed)
+	ok := manualJob("", "fix", 1)
+	ok.CreationTimestamp = metav1.NewTime(at(-33 * time.Minute))
+	ok.complete = &metav1.Time{Time: at(-22 * time.Minute)}
+	holding(ok)
+	cj := cronJob(sched("*/5 * * * *"), seen("*/5 * * * *", "UTC"), catchUpAll(30), last(at(-30*time.Minute)),
+		runNowValue("fix"), handled("fix", 1), active(failed, ok), failurePolicy(1, 0, 0))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{failed, ok}, Now: at(40*time.Minute - time.Hour + 30*time.Second)})
+	for _, c := range createdTimes(p) {
+		if c == "05-01T09:35:00" {
+			t.Errorf("creates %v, missed %v, events %q: the 09:35 run, due while the 09:31 failure had paused runs (until the 09:38 success), starts late",
+				createdTimes(p), missedOf(p.Status), eventsOf(p))
+		}
+	}
+	if got := missedFor(p.Status, cronv1.MissedPaused); got != 1 {
+		t.Errorf("Paused = %d, want 1 (09:35)", got)
+	}
+}
+
+// Under Replace the running Job is deleted before the scheduled create; a
+// pause that an outcome reported later in the same plan opens does not
+// then refuse that create: the run decided before the pause takes the
+// deleted Job's place.
+func TestReplaceDeletesNoRunningJobForNothingWhenAPauseOpensInThePlan(t *testing.T) {
+	nine := holding(runOf(at(-time.Hour), ""))
+	cj := cronJob(last(at(-time.Hour)), seen("0 * * * *", "UTC"), concurrency(cronv1.ReplaceConcurrent), active(nine),
+		runNowValue("x"), failurePolicy(1, 0, 0))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{nine}, Now: at(time.Second)})
+	if len(p.Deletes) != 1 || len(p.Creates) != 2 || !p.Creates[0].Manual {
+		t.Fatalf("plan: deletes %v creates %d; want the 09:00 Job replaced, run-now x and 10:00", p.Deletes, len(p.Creates))
+	}
+	for _, d := range p.Deletes {
+		p.Deleted(d)
+	}
+	m := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: p.Creates[0].Job.Name, Namespace: "default", UID: "uid-m",
+		CreationTimestamp: metav1.NewTime(at(-time.Minute))}, manual: true, finished: batchv1.JobFailed,
+		failedAt: &metav1.Time{Time: at(-30 * time.Second)}}
+	p.Started(p.Creates[0], m, false)
+	if !p.Wants(p.Creates[1]) {
+		t.Errorf("the 09:00 Job was deleted to replace it with the 10:00 run, which the pause reported mid-plan now refuses (status %+v): a running run killed for nothing",
+			p.Status.FailureStreak)
+	}
+}

@@ -348,3 +348,9 @@ func annotated(key, value string) func(*cronv1.CronJob) {
 func eventsOf(p *Plan) []string {
 	return names(p.Events, func(e Event) string { return e.Reason + ": " + e.Message })
 }
+
+// running makes j a Job still running (no outcome yet).
+func running(j *fakeJob) *fakeJob {
+	j.finished, j.complete, j.failedAt = "", nil, nil
+	return j
+}

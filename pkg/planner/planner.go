@@ -265,9 +265,11 @@ type Plan struct {
 	// chosen as the trial.
 	resumedBy string
 	trialAt   time.Time
-	// heldUntil: a pause ended in this sync at that instant; the runs due
-	// before it were due while paused, and are held as then.
-	heldUntil time.Time
+	// heldFrom, heldUntil: a pause this sync ended; the runs due in
+	// between were due while paused, and are held as then.
+	heldFrom, heldUntil time.Time
+	// pausedAtStart: the status this sync started from was paused.
+	pausedAtStart bool
 	// pausedInPlan: an outcome reported while the plan was carried out
 	// paused scheduled runs.
 	pausedInPlan bool
@@ -277,9 +279,11 @@ type Plan struct {
 // so far. Under Forbid the scheduled creates are alternatives, oldest first:
 // once one has started, the rest wait for it to finish.
 func (p *Plan) Wants(c Create) bool {
-	if !c.Manual && !c.Trial && p.pausedInPlan {
+	if !c.Manual && !c.Trial && p.pausedInPlan && !slices.ContainsFunc(p.Deletes, func(d Delete) bool { return d.Reason == DeleteReplace }) {
 		// An outcome reported in this plan paused scheduled runs: the
-		// run stays owed, and the next sync holds it.
+		// run stays owed, and the next sync holds it. (Under Replace the
+		// running Jobs are gone already: the run decided before the pause
+		// was known takes their place.)
 		return false
 	}
 	return c.Manual || !p.oneAtATime || !p.scheduledStarted
@@ -514,8 +518,16 @@ func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Re
 // has finished or is being deleted, and written records its run and no
 // longer lists it active.
 func (p *Plan) releasable(j Job, written *cronv1.CronJobStatus) bool {
-	return (j.Finished() != "" || j.GetDeletionTimestamp() != nil) &&
-		activeIndex(written.Active, j.GetUID()) < 0 && p.recorded(j, written)
+	if !p.recorded(j, written) {
+		return false
+	}
+	if _, _, seq, _ := j.RunNow(); j.Manual() && seq == 0 {
+		// A run-now Job without a request number (an earlier version's):
+		// only the finalizer tells the run-now chain that its run is not
+		// recorded yet, so it goes as soon as the run is, running or not.
+		return true
+	}
+	return (j.Finished() != "" || j.GetDeletionTimestamp() != nil) && activeIndex(written.Active, j.GetUID()) < 0
 }
 
 // Recorded reports whether cj's stored status records the run of j, a Job
@@ -943,8 +955,9 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 	}
 	c := newCandidates(sched, p.previous(from), from, due)
 	// A run a hold kept back (a Calendar, a pause) counts for its hold, as
-	// the lost write counted it.
-	hold := p.olderHold()
+	// the lost write counted it: by the pause it knew, the one this sync
+	// started with.
+	hold := p.passedOverHold()
 	var n int64
 	var tallies []heldTally
 	for n <= schedule.ManyMissed {

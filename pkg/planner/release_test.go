@@ -81,8 +81,15 @@ func TestReleases(t *testing.T) {
 			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))}, want: nil, wantRequeue: time.Hour - time.Minute,
 		},
 		{
-			name: "run-now recorded, running: kept", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),
-			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))}, want: nil, wantRequeue: time.Hour - time.Minute,
+			name: "run-now recorded, running: kept", cronJob: cronJob(last(ten), runNow("a", "a"), handled("a", 1)), now: at(time.Minute),
+			jobs: []Job{unrecorded(manualRun(job.ManualName("cj", "cj-uid", "", "a", 1)), "", "a", 1)}, want: nil, wantRequeue: time.Hour - time.Minute,
+		},
+		{
+			// Only the finalizer tells the run-now chain that a Job
+			// without a request number is unrecorded: it goes at once.
+			name: "run-now of an earlier version (no request number) recorded, running: released", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),
+			jobs: []Job{holding(manualRun(job.ManualName("cj", "cj-uid", "", "a", 0)))},
+			want: []string{job.ManualName("cj", "cj-uid", "", "a", 0)}, wantRequeue: time.Hour - time.Minute,
 		},
 		{
 			name: "run-now recorded, finished: released", cronJob: cronJob(last(ten), runNow("a", "a")), now: at(time.Minute),

@@ -19,11 +19,9 @@ import (
 //     the time of the change) and the runs the edit took away
 //     (ScheduleChanged): noting the edit later would bar runs the new
 //     schedule names between the two sightings;
-//   - the run-now value handled, and how many were;
-//   - the Jobs it saw active and the outcomes it counted for
-//     spec.failurePolicy, together: a Job it saw finish left status.active
-//     as its outcome was counted, and must neither be counted again nor,
-//     a run-now Job it made and recorded, be missed.
+//   - the run-now value handled, and how many were, with the Jobs it
+//     started among the active ones (spec.failurePolicy counts a run-now
+//     Job's outcome as it leaves status.active).
 //
 // lastScheduleTime goes back to the written one: the Jobs the decision
 // started are still this process's own writes, so the planner adopts them
@@ -35,12 +33,17 @@ func StaleDecision(written, kept *cronv1.CronJobStatus) cronv1.CronJobStatus {
 	st.ResolvedSchedule, st.ResolvedTimeZone = kept.ResolvedSchedule, kept.ResolvedTimeZone
 	st.ScheduleChangeTime = kept.ScheduleChangeTime.DeepCopy()
 	st.LastRunNow, st.RunNowCount = kept.LastRunNow, kept.RunNowCount
-	st.Active, st.ActiveCount = slices.Clone(kept.Active), kept.ActiveCount
-	st.FailureStreak = kept.FailureStreak.DeepCopy()
-	meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionPaused)
-	if c := meta.FindStatusCondition(kept.Conditions, cronv1.ConditionPaused); c != nil {
-		meta.SetStatusCondition(&st.Conditions, *c)
+	// The Jobs it started are active as well: a run-now Job's run stays
+	// recorded (above), and its outcome still counts when it leaves
+	// status.active. The outcomes it counted go back with the written
+	// status, their Jobs still in its status.active: seen again, they
+	// count once.
+	for _, ref := range kept.Active {
+		if activeIndex(st.Active, ref.UID) < 0 {
+			st.Active = append(st.Active, ref)
+		}
 	}
+	st.ActiveCount = int32(len(st.Active))
 	// An unusable schedule is in force by its condition (see inForce).
 	meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionScheduleValid)
 	if c := meta.FindStatusCondition(kept.Conditions, cronv1.ConditionScheduleValid); c != nil {
