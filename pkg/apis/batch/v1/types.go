@@ -451,7 +451,8 @@ type FailureStreak struct {
 	LastFailedJob string `json:"lastFailedJob,omitempty"`
 
 	// PausedAt is when scheduled runs were paused, or paused again after
-	// a failed trial; unset while they are not paused.
+	// a failed trial: when the Job whose failure did it finished (when the
+	// controller saw it, if that is unknown); unset while not paused.
 	// +optional
 	PausedAt *metav1.Time `json:"pausedAt,omitempty"`
 

@@ -36,7 +36,8 @@ type FailureStreakApplyConfiguration struct {
 	// LastFailedJob is the Job of the latest failed run of the streak.
 	LastFailedJob *string `json:"lastFailedJob,omitempty"`
 	// PausedAt is when scheduled runs were paused, or paused again after
-	// a failed trial; unset while they are not paused.
+	// a failed trial: when the Job whose failure did it finished (when the
+	// controller saw it, if that is unknown); unset while not paused.
 	PausedAt *metav1.Time `json:"pausedAt,omitempty"`
 	// Pauses is how many times this streak paused the CronJob: 1 at the
 	// first pause, one more after each failed trial. The cool-down after
