@@ -476,9 +476,9 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	}
 	defer func() {
 		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-		// The controller is stopped by now; Jobs whose run-record finalizer
-		// it had not released yet (a status still deferred when the window
-		// closed) would hold the namespace forever.
+		// The controller is stopped by now; its Jobs, suspended and so never
+		// finished, still hold the run-record finalizer (released when a
+		// Job finishes), and would hold the namespace forever.
 		releaseLeftovers(kube, ns)
 		for {
 			if _, err := kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
@@ -759,7 +759,7 @@ func releaseLeftovers(kube kubernetes.Interface, ns string) {
 		_, _ = kube.BatchV1().Jobs(ns).Patch(ctx, j.Name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
 	}
 	if left > 0 {
-		fmt.Fprintf(os.Stderr, "loadbench: %d Jobs still held their finalizer when the controller stopped; released\n", left)
+		fmt.Fprintf(os.Stderr, "loadbench: %d Jobs held a finalizer when the controller stopped (running Jobs keep the run-record finalizer); released\n", left)
 	}
 }
 
