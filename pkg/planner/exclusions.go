@@ -298,8 +298,9 @@ func (p *Plan) olderHold() func(time.Time) string {
 		if reason, _ := p.excl.hold(t); reason != "" {
 			return reason
 		}
-		if p.paused() || p.heldBack(t) {
-			// Never the trial: that is one of the runs considered.
+		// Never the trial: that is one of the runs considered. A run due
+		// before the pause was passed over as any run is.
+		if p.paused() && !t.Before(p.Status.FailureStreak.PausedAt.Time) || p.heldBack(t) {
 			return cronv1.MissedPaused
 		}
 		return ""

@@ -211,14 +211,14 @@ func (p *Plan) reopen(why string, at time.Time) {
 }
 
 // resume closes the breaker as of at: runs due from the pause until then
-// were due while paused, and stay held (heldFrom, heldUntil).
+// were due while paused, and stay held (heldSpans).
 func (p *Plan) resume(why string, at time.Time) {
 	fs := p.Status.FailureStreak
-	if p.heldUntil.IsZero() || fs.PausedAt.Time.Before(p.heldFrom) {
-		p.heldFrom = fs.PausedAt.Time
-	}
-	if at.After(p.heldUntil) {
-		p.heldUntil = at
+	if p.pausedAtStart && len(p.heldSpans) == 0 {
+		// The pause the sync started in: the runs due in it stay held.
+		// (One that opens and closes among this sync's outcomes holds
+		// none: the controller did not know of it while they came due.)
+		p.heldSpans = append(p.heldSpans, heldSpan{from: fs.PausedAt.Time, until: at})
 	}
 	fs.PausedAt, fs.Pauses, fs.TrialJob, fs.ResumeAt = nil, 0, "", nil
 	p.resumedBy = why
@@ -262,28 +262,15 @@ func (p *Plan) noteBreaker(wasPaused bool) {
 
 // holding reports whether a pause holds any run of this sync: it is
 // paused, or a pause ended in it.
-func (p *Plan) holding() bool { return p.paused() || !p.heldUntil.IsZero() }
+func (p *Plan) holding() bool { return p.paused() || len(p.heldSpans) > 0 }
+
+// heldSpan is a pause a sync ended: from its start until the success or
+// resume that ended it.
+type heldSpan struct{ from, until time.Time }
 
 // heldBack reports whether a run due at t fell in a pause this sync ended.
 func (p *Plan) heldBack(t time.Time) bool {
-	return !t.Before(p.heldFrom) && t.Before(p.heldUntil)
-}
-
-// passedOverHold sorts the runs an adopted Job passed over as the lost
-// write did: by a Calendar, and by the pause the sync started with.
-func (p *Plan) passedOverHold() func(time.Time) string {
-	if p.excl == nil && !p.pausedAtStart {
-		return nil
-	}
-	return func(t time.Time) string {
-		if reason, _ := p.excl.hold(t); reason != "" {
-			return reason
-		}
-		if p.pausedAtStart {
-			return cronv1.MissedPaused
-		}
-		return ""
-	}
+	return slices.ContainsFunc(p.heldSpans, func(h heldSpan) bool { return !t.Before(h.from) && t.Before(h.until) })
 }
 
 // paused reports whether scheduled runs are paused now.

@@ -803,26 +803,6 @@ func TestOutcomesCountInTheOrderTheJobsFinishedWhateverTheSyncs(t *testing.T) {
 	}
 }
 
-// A sync that counts runs held as Paused and starts the trial loses its
-// status write; the next sync adopts the trial's Job and counts the runs
-// it passed over as the lost write did: Paused, not Superseded.
-func TestRunsAPauseHeldStayPausedWhenALostTrialWriteIsAdopted(t *testing.T) {
-	// Paused at 06:10 with a cool-down of 90m: resumeAt 07:40. At 10:01 the
-	// 07:00, 08:00 and 09:00 runs are Paused and 10:00 is the trial.
-	cj := cronJob(last(at(-4*time.Hour)), failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-4*time.Hour+10*time.Minute), 1, ""))
-	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
-	made := startAll(p)
-	if len(made) != 1 || !made[0].scheduled.Equal(ten) || missedFor(p.Status, cronv1.MissedPaused) != 3 {
-		t.Fatalf("first sync: creates %v, missed %v; want the 10:00 trial and 07:00-09:00 Paused", createdTimes(p), missedOf(p.Status))
-	}
-	want := missedOf(p.Status)
-	// The status is lost; the next sync adopts the trial's Job.
-	p2 := Decide(Input{CronJob: cj, Jobs: asJobs(made), Now: at(2 * time.Minute)})
-	if got := missedOf(p2.Status); !mapsEqual(got, want) {
-		t.Errorf("after the lost write: missed %v, want %v as the sync that held them counted", got, want)
-	}
-}
-
 // A replica whose clock ran ahead started the trial and lost its status
 // write: its Job, for a time still to come, is the trial all the same, and
 // no second one starts.
@@ -937,31 +917,6 @@ func TestRunPassedOverBeforeAPauseCountsAsTheLostWriteCountedIt(t *testing.T) {
 	}
 	if got := missedOf(p2.Status); got[cronv1.MissedSuperseded] != 1 || got[cronv1.MissedPaused] != 0 {
 		t.Errorf("10:05: missed %v; want 09:00 Superseded as the lost write counted it (no pause then), none Paused", got)
-	}
-}
-
-// A failure that pauses and a success that resumes, seen in one sync (the
-// controller was down), hold the runs due between them as syncs one by one
-// would have: the 09:35 run counts Paused and does not start late.
-func TestAPauseOpenedAndClosedAmongOneSyncsOutcomesHoldsItsRuns(t *testing.T) {
-	failed := runOf(at(-30*time.Minute), batchv1.JobFailed)
-	failed.failedAt = &metav1.Time{Time: at(-29 * time.Minute)}
-	holding(failed)
-	ok := manualJob("", "fix", 1)
-	ok.CreationTimestamp = metav1.NewTime(at(-33 * time.Minute))
-	ok.complete = &metav1.Time{Time: at(-22 * time.Minute)}
-	holding(ok)
-	cj := cronJob(sched("*/5 * * * *"), seen("*/5 * * * *", "UTC"), catchUpAll(30), last(at(-30*time.Minute)),
-		runNowValue("fix"), handled("fix", 1), active(failed, ok), failurePolicy(1, 0, 0))
-	p := Decide(Input{CronJob: cj, Jobs: []Job{failed, ok}, Now: at(40*time.Minute - time.Hour + 30*time.Second)})
-	for _, c := range createdTimes(p) {
-		if c == "05-01T09:35:00" {
-			t.Errorf("creates %v, missed %v, events %q: the 09:35 run, due while the 09:31 failure had paused runs (until the 09:38 success), starts late",
-				createdTimes(p), missedOf(p.Status), eventsOf(p))
-		}
-	}
-	if got := missedFor(p.Status, cronv1.MissedPaused); got != 1 {
-		t.Errorf("Paused = %d, want 1 (09:35)", got)
 	}
 }
 

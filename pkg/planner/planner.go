@@ -265,9 +265,9 @@ type Plan struct {
 	// chosen as the trial.
 	resumedBy string
 	trialAt   time.Time
-	// heldFrom, heldUntil: a pause this sync ended; the runs due in
-	// between were due while paused, and are held as then.
-	heldFrom, heldUntil time.Time
+	// heldSpans are the pauses this sync ended: the runs due in them were
+	// due while paused, and are held as then.
+	heldSpans []heldSpan
 	// pausedAtStart: the status this sync started from was paused.
 	pausedAtStart bool
 	// pausedInPlan: an outcome reported while the plan was carried out
@@ -954,12 +954,8 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 		return
 	}
 	c := newCandidates(sched, p.previous(from), from, due)
-	// A run a hold kept back (a Calendar, a pause) counts for its hold, as
-	// the lost write counted it: by the pause it knew, the one this sync
-	// started with.
-	hold := p.passedOverHold()
 	var n int64
-	var tallies []heldTally
+	var latest time.Time
 	for n <= schedule.ManyMissed {
 		t, ok := c.pop()
 		if !ok {
@@ -969,24 +965,12 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 		if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == name }) {
 			continue
 		}
-		reason := cronv1.MissedSuperseded
-		if hold != nil {
-			if r := hold(t); r != "" {
-				reason = r
-			}
+		if latest.IsZero() {
+			latest = t
 		}
-		i := slices.IndexFunc(tallies, func(h heldTally) bool { return h.reason == reason })
-		if i < 0 {
-			// Newest first: the first is the latest.
-			tallies = append(tallies, heldTally{reason: reason, latest: t})
-			i = len(tallies) - 1
-		}
-		tallies[i].n++
 		n++
 	}
-	for _, h := range tallies {
-		p.missed(h.reason, h.latest, min(h.n, schedule.ManyMissed))
-	}
+	p.missed(cronv1.MissedSuperseded, latest, min(n, schedule.ManyMissed))
 }
 
 // requeueBy brings the next wake-up forward to t, if it is sooner.
