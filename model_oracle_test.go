@@ -1,6 +1,6 @@
 package main
 
-// The oracle of the model-based test: invariants I1-I8, checked after every
+// The oracle of the model-based test: invariants I1-I9, checked after every
 // sync of the walk (model_test.go).
 //
 // Views. The oracle knows exactly which spec generation a Job was made from
@@ -113,6 +113,37 @@ package main
 // daylight-saving change are read by docs/calendars.md's rule (a skipped
 // wall time is the instant of the change, a repeated one its first
 // occurrence for a start and its last for an end).
+//
+// I9 spec.failurePolicy (model_failures_test.go; the walk fails each
+// CronJob's Jobs with a probability it changes now and then, and sets,
+// edits and removes the policy and the resume annotation):
+// I9.paused-start: no scheduled Job is created while the stored status says
+// paused, unless it is the opening's trial (its run at or after resumeAt,
+// computed afresh from pausedAt, pauses and the policy the Job was made
+// under, and no earlier trial of the same opening still in the store under
+// the CronJob) or the sync that made it ended the pause (the next status
+// written is no longer paused since the same time, or took a new resume
+// value); /stale-cache when the sync began on caches behind the store.
+// I9.trial-not-started and I9.paused-dropped: after a settled fault-free
+// sync whose written status says paused, a due run I3 requires (within the
+// deadline and catch-up limit, no Calendar hold, Forbid not waiting) and
+// not started is the trial if its time is at or after resumeAt and no
+// trial runs (it must have started), else held: missedRuns grows by at
+// least the runs so held and counts up to the newest of them (a count
+// under Paused is final, so I3's missed-counted-while-startable skips it,
+// and I3's missed-run windows touching a pause are left to I9).
+// I9.streak: after a clean sync (settled, no fault, status final) that
+// started from the stored status (the controller's last sync of the
+// CronJob was clean too, or it is a new process), the written count is
+// the stored one plus R1-R3 over the runs (the CronJob's own Jobs, not
+// adopted, not detached) the stored status listed active and that had
+// finished as the sync began, in run order (scheduled time; run-now by
+// creation), zeroed by a new resume value; not compared when some other
+// finish not seen before could have been counted (the oracle cannot
+// place it). /not-paused: a count at pauseAfter with no pause;
+// /kept-without-policy: failureStreak or the Paused condition kept
+// without a policy. I9.resume-at: a paused status's resumeAt is R6's
+// under the spec generation it observed.
 //
 // I5: syncHandler never panics nor blocks (30 s), returns an error only when
 // a fault was injected or a status write met a conflict on caches behind the
@@ -657,6 +688,12 @@ type modelPre struct {
 	// does not record may outlive the history limit by a sync, since the
 	// controller prunes it only once a stored status records its run.
 	stored cronv1.CronJobStatus
+	// failValidated says I9.streak found the stored status's count right
+	// and nothing has been written since.
+	failValidated bool
+	// jobs are the Jobs in the store as the sync began, by name: the
+	// outcomes it can see, though it may delete them.
+	jobs map[string]*batchv1.Job
 }
 
 type modelSyncResult struct {
@@ -691,7 +728,13 @@ func (pre modelPre) recorded(j *batchv1.Job) bool {
 }
 
 func (w *modelWalk) preSync(x *modelCJ) modelPre {
-	return modelPre{active: w.activeJobs(x), jobsN: len(x.jobs), stored: *w.srv.cronJobs[x.skey].Status.DeepCopy()}
+	// The controller starts from the stored status when its last sync of x
+	// was clean (what it wrote is what the store holds) or it has none.
+	f := w.failOf(x)
+	fresh := f.lastCtl != w.ctl.id
+	f.lastCtl = w.ctl.id
+	return modelPre{active: w.activeJobs(x), jobsN: len(x.jobs), stored: *w.srv.cronJobs[x.skey].Status.DeepCopy(),
+		failValidated: fresh || (f.validated >= 0 && f.validated == f.statusWrites), jobs: w.jobsNow()}
 }
 
 // activeJobs are x's Jobs in the store that have not finished and are not
@@ -719,6 +762,9 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		}
 	}
 	w.checkCalendarCounts(x)
+	// Until checkStreak says otherwise, the next sync of x may start from
+	// a state this one kept but did not write.
+	w.failOf(x).validated = -1
 	// I5: errors only from faults, or from a conflict on a stale cache.
 	if res.err != nil && faults == 0 {
 		switch {
@@ -753,6 +799,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		w.checkStatus(res)
 		w.checkMissed(res)
 		w.checkHeldCounted(res)
+		w.checkStreak(res)
 	} else {
 		w.stat("I4 skipped: status deferred")
 		x.anchor = nil
@@ -894,6 +941,18 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	if spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(active) > 0 {
 		w.stat("I3 nothing required: held back by Forbid")
 		return
+	}
+	if spec.FailurePolicy != nil {
+		// Held while paused, but for the trial (I9): what the sync decided
+		// shows only in the status it wrote.
+		if !w.statusFinal(res) {
+			w.stat("I3 skipped: failurePolicy set, the sync's status not written")
+			return
+		}
+		if st := w.srv.cronJobs[x.skey].Status; modelPaused(&st) {
+			w.checkPausedDue(res, &spec, missing)
+			return
+		}
 	}
 	w.checked("I3 due run required to have started")
 	var ms []string
@@ -1374,6 +1433,8 @@ type modelAnchor struct {
 	// settled is the newest missed time in the status then (ScheduleChanged
 	// aside): every run up to it was counted or started before the window.
 	settled time.Time
+	// paused says the status then said paused (spec.failurePolicy).
+	paused bool
 }
 
 func modelMissedTotal(st *cronv1.CronJobStatus) int64 {
@@ -1422,6 +1483,9 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			// A Calendar's hold is final by rule too (never owed later);
 			// checkCalendarCounts judges these.
 			continue
+		case cronv1.MissedPaused:
+			// Counted at once, by rule (R5): never started later. I9 judges.
+			continue
 		}
 		if x.countedEarly[t.Unix()] {
 			continue
@@ -1436,13 +1500,19 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		}
 	}
 	a1 := x.anchor
-	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step}
+	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step, paused: modelPaused(&st)}
 	for _, m := range st.MissedRuns {
 		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(x.anchor.settled) {
 			x.anchor.settled = m.LastTime.Time
 		}
 	}
 	if a1 == nil || a1.gen != gen {
+		return
+	}
+	if a1.paused || !w.failOf(x).lastPausedWrite.Before(a1.at) {
+		// Runs held while paused count at once, while this window's rule
+		// would still let them start: I9.paused-dropped judges them.
+		w.stat("I3 missed-run window skipped: paused in the window")
 		return
 	}
 	prev1 := x.prevRun(a1.jobsN)
