@@ -226,8 +226,14 @@ func (w *modelWalk) noteStatus(key string, cj *cronv1.CronJob) {
 	for _, p := range f.pending {
 		if modelPaused(st) && st.FailureStreak.PausedAt.Time.Equal(p.pausedAt) && st.FailureStreak.LastResume == p.resume {
 			cat := "I9.paused-start"
-			if p.stale {
+			switch {
+			case p.stale:
 				cat += "/stale-cache"
+			case w.cur != p.sync:
+				// The creating sync's status was never written as decided
+				// (deferred, then decided again from the stored status):
+				// what made the start right may be lost with it.
+				cat += "/decision-not-kept"
 			}
 			w.violate(cat, "%s: Job %s (run at %s) was created while the stored status said paused since %s and %s; the next status written is still paused since then",
 				x.name, p.rec.name, modelFmtTime(p.rec.scheduled), modelFmtTime(p.pausedAt), p.why)
@@ -331,13 +337,15 @@ func (w *modelWalk) checkPausedDue(res *modelSyncResult, spec *cronv1.CronJobSpe
 	}
 }
 
-// checkStreak is I9.streak, after a settled fault-free sync whose status
-// is final: the written count is R1-R3's, computed from the outcomes of
-// the CronJob's own runs that left status.active finished in this sync (in
-// run order), when the count before is known: no policy before, or the
-// previous status checked right with nothing written between, or made
-// known by a success or a resume in this sync. Also: a count at
-// pauseAfter is paused, and without a policy no state is kept.
+// checkStreak is I9.streak, after a clean sync (settled, no fault, its
+// status final): the written count is the stored count before, moved by
+// R1-R3 over the outcomes of the CronJob's own runs that left
+// status.active finished in this sync (in run order), and zeroed by a new
+// resume value - when the controller started from the stored status (its
+// last sync of the CronJob was clean too, or it is a new process: a sync
+// whose status was not written may have counted outcomes it kept) and no
+// other finish could have been counted. Also: a count at pauseAfter is
+// paused, and without a policy no state is kept.
 func (w *modelWalk) checkStreak(res *modelSyncResult) {
 	x := res.x
 	f := w.failOf(x)
@@ -473,4 +481,25 @@ func (w *modelWalk) jobsNow() map[string]*batchv1.Job {
 		out[j.Name] = j.DeepCopy()
 	}
 	return out
+}
+
+// modelPausedCountedUpTo says whether st counts more runs under Paused
+// than pre, the newest at or after t.
+func modelPausedCountedUpTo(st, pre *cronv1.CronJobStatus, t time.Time) bool {
+	for _, m := range st.MissedRuns {
+		if m.Reason == cronv1.MissedPaused {
+			return m.Count > modelPausedCount(pre) && !m.LastTime.Time.Before(t)
+		}
+	}
+	return false
+}
+
+// modelPausedCount is how many runs st counts as missed under Paused.
+func modelPausedCount(st *cronv1.CronJobStatus) int64 {
+	for _, m := range st.MissedRuns {
+		if m.Reason == cronv1.MissedPaused {
+			return m.Count
+		}
+	}
+	return 0
 }

@@ -123,7 +123,10 @@ package main
 // under, and no earlier trial of the same opening still in the store under
 // the CronJob) or the sync that made it ended the pause (the next status
 // written is no longer paused since the same time, or took a new resume
-// value); /stale-cache when the sync began on caches behind the store.
+// value); /stale-cache when the sync began on caches behind the store,
+// /decision-not-kept when the status judged is a later sync's (the
+// creating sync's was deferred and then decided again from the stored
+// status, e.g. after a spec edit).
 // I9.trial-not-started and I9.paused-dropped: after a settled fault-free
 // sync whose written status says paused, a due run I3 requires (within the
 // deadline and catch-up limit, no Calendar hold, Forbid not waiting) and
@@ -952,6 +955,12 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		if st := w.srv.cronJobs[x.skey].Status; modelPaused(&st) {
 			w.checkPausedDue(res, &spec, missing)
 			return
+		} else if !res.pre.failValidated && modelPausedCountedUpTo(&st, &res.pre.stored, missing[len(missing)-1]) {
+			// Not paused now, but a sync of this process whose status was
+			// not written held the run while paused (then a resume came):
+			// counted under Paused, final (R5).
+			w.stat("I3 nothing required: held while paused by an unwritten sync, then resumed")
+			return
 		}
 	}
 	w.checked("I3 due run required to have started")
@@ -1433,8 +1442,10 @@ type modelAnchor struct {
 	// settled is the newest missed time in the status then (ScheduleChanged
 	// aside): every run up to it was counted or started before the window.
 	settled time.Time
-	// paused says the status then said paused (spec.failurePolicy).
-	paused bool
+	// paused says the status then said paused (spec.failurePolicy);
+	// pausedN is its count of runs missed under Paused.
+	paused  bool
+	pausedN int64
 }
 
 func modelMissedTotal(st *cronv1.CronJobStatus) int64 {
@@ -1500,7 +1511,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		}
 	}
 	a1 := x.anchor
-	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step, paused: modelPaused(&st)}
+	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step, paused: modelPaused(&st), pausedN: modelPausedCount(&st)}
 	for _, m := range st.MissedRuns {
 		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(x.anchor.settled) {
 			x.anchor.settled = m.LastTime.Time
@@ -1509,7 +1520,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	if a1 == nil || a1.gen != gen {
 		return
 	}
-	if a1.paused || !w.failOf(x).lastPausedWrite.Before(a1.at) {
+	if a1.paused || !w.failOf(x).lastPausedWrite.Before(a1.at) || modelPausedCount(&st) != a1.pausedN {
 		// Runs held while paused count at once, while this window's rule
 		// would still let them start: I9.paused-dropped judges them.
 		w.stat("I3 missed-run window skipped: paused in the window")

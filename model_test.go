@@ -37,8 +37,8 @@ package main
 // I7.recreated-runnow, I7.recreated-run-not-started; I3.flush-stale (a
 // clean shutdown writes a decision made under an older spec);
 // I8.huge-deadline-run-not-started, I8.huge-deadline/<I3 category>,
-// I8.backfill-long-name (TestBackfillModelWalk); I9.paused-start
-// (/stale-cache), I9.trial-not-started, I9.paused-dropped, I9.streak
+// I8.backfill-long-name (TestBackfillModelWalk); I9.paused-start (/stale-cache,
+// /decision-not-kept), I9.trial-not-started, I9.paused-dropped, I9.streak
 // (/not-paused, /kept-without-policy), I9.resume-at. The
 // walk goes on after a violation, so one bug does not hide another; the
 // summary lists every category of violation with the shortest replayable
