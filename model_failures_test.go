@@ -11,6 +11,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -316,7 +317,13 @@ func (w *modelWalk) checkPausedDue(res *modelSyncResult, spec *cronv1.CronJobSpe
 	var held []time.Time
 	for _, t := range missing {
 		if fs.TrialJob == "" && !resumeAt.IsZero() && !t.Before(resumeAt) {
-			w.violate("I9.trial-not-started", "%s: paused since %s (pauses %d, %s), resumeAt %s passed, no trial runs, yet the run at %s was not started",
+			cat := "I9.trial-not-started"
+			if slices.ContainsFunc(w.events, func(e string) bool { return strings.Contains(e, "is not controlled by this CronJob") }) {
+				// An earlier run at or after resumeAt took the trial's
+				// place in this sync, and its create was refused.
+				cat += "/after-refused-trial"
+			}
+			w.violate(cat, "%s: paused since %s (pauses %d, %s), resumeAt %s passed, no trial runs, yet the run at %s was not started",
 				x.name, modelFmtTime(fs.PausedAt.Time), fs.Pauses, modelDescribePolicy(spec.FailurePolicy), modelFmtTime(resumeAt), modelFmtTime(t))
 			return
 		}

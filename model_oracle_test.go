@@ -131,7 +131,9 @@ package main
 // sync whose written status says paused, a due run I3 requires (within the
 // deadline and catch-up limit, no Calendar hold, Forbid not waiting) and
 // not started is the trial if its time is at or after resumeAt and no
-// trial runs (it must have started), else held: missedRuns grows by at
+// trial runs (it must have started; /after-refused-trial when a run
+// before it in the sync took the trial's place and was refused for a
+// foreign Job holding its name), else held: missedRuns grows by at
 // least the runs so held and counts up to the newest of them (a count
 // under Paused is final, so I3's missed-counted-while-startable skips it,
 // and I3's missed-run windows touching a pause are left to I9).
