@@ -258,9 +258,11 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 		}
 		seen = append(seen, simSeen{at: now, sched: cur, desc: desc})
 		b1 := (&Plan{Status: cj.Status, cj: cj}).settledUntil()
-		if o.failures && !blocked && cur != nil && !ptr.Deref(cj.Spec.Suspend, false) && cj.Status.FailureStreak != nil && cj.Status.FailureStreak.PausedAt != nil {
-			// Paused, with no create failed: every due run is the trial,
-			// started, or held and counted at once, never left waiting.
+		forbidWaits := cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && slices.ContainsFunc(slices.Collect(maps.Values(jobs)), func(j *fakeJob) bool { return j.finished == "" })
+		if o.failures && !blocked && !forbidWaits && cur != nil && !ptr.Deref(cj.Spec.Suspend, false) && cj.Status.FailureStreak != nil && cj.Status.FailureStreak.PausedAt != nil {
+			// Paused, with no create failed and Forbid waiting on no Job:
+			// every due run is the trial, started, or held and counted at
+			// once, never left waiting.
 			var last time.Time
 			for t, n := cur.Next(b0), 0; !t.IsZero() && !t.After(now) && n < 1000; t, n = cur.Next(t), n+1 {
 				if simNames(cur, t, b0) && isRun(t, seen, b0) && !changedAway[t] {
