@@ -137,6 +137,10 @@ package main
 // least the runs so held and counts up to the newest of them (a count
 // under Paused is final, so I3's missed-counted-while-startable skips it,
 // and I3's missed-run windows touching a pause are left to I9).
+// I9.paused-overcount: after a clean sync that started from the stored
+// status, missedRuns under Paused grew by at most the times due since the
+// last settled one (the last run, or the newest miss counted), unless the
+// schedule was edited since.
 // I9.streak: after a clean sync (settled, no fault, status final) that
 // started from the stored status (the controller's last sync of the
 // CronJob was clean too, or it is a new process), the written count is
@@ -805,6 +809,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		w.checkMissed(res)
 		w.checkHeldCounted(res)
 		w.checkStreak(res)
+		w.checkPausedCount(res)
 	} else {
 		w.stat("I4 skipped: status deferred")
 		x.anchor = nil
