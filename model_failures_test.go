@@ -11,7 +11,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -318,9 +317,9 @@ func (w *modelWalk) checkPausedDue(res *modelSyncResult, spec *cronv1.CronJobSpe
 	for _, t := range missing {
 		if fs.TrialJob == "" && !resumeAt.IsZero() && !t.Before(resumeAt) {
 			cat := "I9.trial-not-started"
-			if slices.ContainsFunc(w.events, func(e string) bool { return strings.Contains(e, "is not controlled by this CronJob") }) {
+			if modelRefusedIn(&st, &res.pre.stored, resumeAt, t) {
 				// An earlier run at or after resumeAt took the trial's
-				// place in this sync, and its create was refused.
+				// place in this sync, and was refused.
 				cat += "/after-refused-trial"
 			}
 			w.violate(cat, "%s: paused since %s (pauses %d, %s), resumeAt %s passed, no trial runs, yet the run at %s was not started",
@@ -553,4 +552,19 @@ func (w *modelWalk) checkPausedCount(res *modelSyncResult) {
 		w.violate("I9.paused-overcount", "%s: status.missedRuns under Paused grew by %d, but only %d times came due in (%s, %s]: %s",
 			x.name, grew, possible, modelFmtTime(lower), modelFmtTime(now), modelDescribeMissed(st.MissedRuns))
 	}
+}
+
+// modelRefusedIn says whether st counts, since pre, a run in [from, to)
+// refused (a foreign Job holding its name, or the API rejecting its Job).
+func modelRefusedIn(st, pre *cronv1.CronJobStatus, from, to time.Time) bool {
+	for _, m := range st.MissedRuns {
+		if m.Reason != cronv1.MissedNameTaken && m.Reason != cronv1.MissedJobRejected {
+			continue
+		}
+		i := slices.IndexFunc(pre.MissedRuns, func(o cronv1.MissedRuns) bool { return o.Reason == m.Reason })
+		if (i < 0 || pre.MissedRuns[i].Count < m.Count) && !m.LastTime.Time.Before(from) && m.LastTime.Time.Before(to) {
+			return true
+		}
+	}
+	return false
 }
