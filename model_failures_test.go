@@ -316,6 +316,14 @@ func (w *modelWalk) checkPausedDue(res *modelSyncResult, spec *cronv1.CronJobSpe
 	var held []time.Time
 	for _, t := range missing {
 		if fs.TrialJob == "" && !resumeAt.IsZero() && !t.Before(resumeAt) {
+			if !res.pre.failValidated && modelPausedCountedUpTo(&st, &res.pre.stored, t) {
+				// Held by a sync of this process whose status was not
+				// written, while a trial it could not yet see gone still
+				// ran: counted under Paused, final (R5).
+				w.stat("I9 trial not required: held by an unwritten sync while a trial ran")
+				held = append(held, t)
+				continue
+			}
 			cat := "I9.trial-not-started"
 			if modelRefusedIn(&st, &res.pre.stored, resumeAt, t) {
 				// An earlier run at or after resumeAt took the trial's
