@@ -1,6 +1,6 @@
 package main
 
-// The oracle of the model-based test: invariants I1-I8, checked after every
+// The oracle of the model-based test: invariants I1-I9, checked after every
 // sync of the walk (model_test.go).
 //
 // Views. The oracle knows exactly which spec generation a Job was made from
@@ -114,6 +114,48 @@ package main
 // wall time is the instant of the change, a repeated one its first
 // occurrence for a start and its last for an end).
 //
+// I9 spec.failurePolicy (model_failures_test.go; the walk fails each
+// CronJob's Jobs with a probability it changes now and then, and sets,
+// edits and removes the policy and the resume annotation):
+// I9.paused-start: no scheduled Job is created while the stored status says
+// paused, unless it is the opening's trial (its run at or after resumeAt,
+// computed afresh from pausedAt, pauses and the policy the Job was made
+// under, and no earlier trial of the same opening still in the store under
+// the CronJob) or the sync that made it ended the pause (the next status
+// written is no longer paused since the same time, or took a new resume
+// value); /stale-cache when the sync began on caches behind the store,
+// /decision-not-kept when the status judged is a later sync's (the
+// creating sync's was deferred and then decided again from the stored
+// status, e.g. after a spec edit).
+// I9.trial-not-started and I9.paused-dropped: after a settled fault-free
+// sync whose written status says paused, a due run I3 requires (within the
+// deadline and catch-up limit, no Calendar hold, Forbid not waiting) and
+// not started is the trial if its time is at or after resumeAt and no
+// trial runs (it must have started, unless a run before it in the sync
+// took the trial's place and was refused: then it counts under Paused, and
+// the next run due is the trial), else held: missedRuns grows by at
+// least the runs so held and counts up to the newest of them (a count
+// under Paused is final, so I3's missed-counted-while-startable skips it,
+// and I3's missed-run windows touching a pause are left to I9).
+// I9.paused-overcount: after a clean sync that started from the stored
+// status, missedRuns under Paused grew by at most the times due since the
+// last settled one (the last run, or the newest miss counted), unless the
+// schedule was edited since.
+// I9.streak: after a clean sync (settled, no fault, status final) that
+// started from the stored status (the controller's last sync of the
+// CronJob was clean too, or it is a new process), the written count is
+// the stored one plus R1-R3 over the runs (the CronJob's own Jobs, not
+// adopted, not detached) the stored status listed active and that had
+// finished as the sync began, in the order they finished (the Failed
+// condition's transition or the completion time), after a new resume value
+// zeroed it (a streak started afresh takes the value there as handled); not
+// compared when some other
+// finish not seen before could have been counted (the oracle cannot
+// place it). /not-paused: a count at pauseAfter with no pause;
+// /kept-without-policy: failureStreak or the Paused condition kept
+// without a policy. I9.resume-at: a paused status's resumeAt is R6's
+// under the spec generation it observed.
+//
 // I5: syncHandler never panics nor blocks (30 s), returns an error only when
 // a fault was injected or a status write met a conflict on caches behind the
 // store, makes only the calls a controller needs (no list, watch, update of a
@@ -127,6 +169,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -657,6 +700,12 @@ type modelPre struct {
 	// does not record may outlive the history limit by a sync, since the
 	// controller prunes it only once a stored status records its run.
 	stored cronv1.CronJobStatus
+	// failValidated says I9.streak found the stored status's count right
+	// and nothing has been written since.
+	failValidated bool
+	// jobs are the Jobs in the store as the sync began, by name: the
+	// outcomes it can see, though it may delete them.
+	jobs map[string]*batchv1.Job
 }
 
 type modelSyncResult struct {
@@ -690,8 +739,19 @@ func (pre modelPre) recorded(j *batchv1.Job) bool {
 	return false
 }
 
+// listsActive reports whether the stored status lists j in status.active.
+func (pre modelPre) listsActive(j *batchv1.Job) bool {
+	return slices.ContainsFunc(pre.stored.Active, func(ref corev1.ObjectReference) bool { return ref.UID == j.UID })
+}
+
 func (w *modelWalk) preSync(x *modelCJ) modelPre {
-	return modelPre{active: w.activeJobs(x), jobsN: len(x.jobs), stored: *w.srv.cronJobs[x.skey].Status.DeepCopy()}
+	// The controller starts from the stored status when its last sync of x
+	// was clean (what it wrote is what the store holds) or it has none.
+	f := w.failOf(x)
+	fresh := f.lastCtl != w.ctl.id
+	f.lastCtl = w.ctl.id
+	return modelPre{active: w.activeJobs(x), jobsN: len(x.jobs), stored: *w.srv.cronJobs[x.skey].Status.DeepCopy(),
+		failValidated: fresh || (f.validated >= 0 && f.validated == f.statusWrites), jobs: w.jobsNow()}
 }
 
 // activeJobs are x's Jobs in the store that have not finished and are not
@@ -719,6 +779,9 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		}
 	}
 	w.checkCalendarCounts(x)
+	// Until checkStreak says otherwise, the next sync of x may start from
+	// a state this one kept but did not write.
+	w.failOf(x).validated = -1
 	// I5: errors only from faults, or from a conflict on a stale cache.
 	if res.err != nil && faults == 0 {
 		switch {
@@ -753,6 +816,8 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		w.checkStatus(res)
 		w.checkMissed(res)
 		w.checkHeldCounted(res)
+		w.checkStreak(res)
+		w.checkPausedCount(res)
 	} else {
 		w.stat("I4 skipped: status deferred")
 		x.anchor = nil
@@ -894,6 +959,30 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	if spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(active) > 0 {
 		w.stat("I3 nothing required: held back by Forbid")
 		return
+	}
+	if spec.FailurePolicy != nil {
+		// Held while paused, but for the trial (I9): what the sync decided
+		// shows only in the status it wrote.
+		if !w.statusFinal(res) {
+			w.stat("I3 skipped: failurePolicy set, the sync's status not written")
+			return
+		}
+		if st := w.srv.cronJobs[x.skey].Status; modelPaused(&st) {
+			w.checkPausedDue(res, &spec, missing)
+			return
+		} else if !res.pre.failValidated && modelPausedCountedUpTo(&st, &res.pre.stored, missing[len(missing)-1]) {
+			// Not paused now, but a sync of this process whose status was
+			// not written held the run while paused (then a resume came):
+			// counted under Paused, final (R5).
+			w.stat("I3 nothing required: held while paused by an unwritten sync, then resumed")
+			return
+		} else if pre := res.pre.stored.FailureStreak; pre != nil && pre.PausedAt != nil && !missing[0].Before(pre.PausedAt.Time) &&
+			modelPausedCountedUpTo(&st, &res.pre.stored, missing[len(missing)-1]) {
+			// The sync ended the pause (a success, a resume): runs due
+			// while paused, before that, count under Paused (R5).
+			w.stat("I3 nothing required: due while paused, the pause ended in the sync")
+			return
+		}
 	}
 	w.checked("I3 due run required to have started")
 	var ms []string
@@ -1261,8 +1350,10 @@ func (w *modelWalk) checkStatus(res *modelSyncResult) {
 		// Pruning goes oldest first and stops at a Job whose run the
 		// written status does not record: past the limit, the oldest Job
 		// kept must be such a Job (it holds the newer ones back).
+		// With spec.failurePolicy, a Job the stored status still lists
+		// active waits too: its outcome is not written yet.
 		sort.Slice(kept, func(a, b int) bool { return modelStartedBefore(kept[a], kept[b]) })
-		if limit != nil && len(kept) > int(*limit) && res.pre.recorded(kept[0]) {
+		if limit != nil && len(kept) > int(*limit) && res.pre.recorded(kept[0]) && !(spec.FailurePolicy != nil && res.pre.listsActive(kept[0])) {
 			w.violate("I4.history-limit", "%s: %d %s Jobs kept, limit %d", x.name, len(kept), kind, *limit)
 		}
 		for _, c := range res.calls {
@@ -1374,6 +1465,10 @@ type modelAnchor struct {
 	// settled is the newest missed time in the status then (ScheduleChanged
 	// aside): every run up to it was counted or started before the window.
 	settled time.Time
+	// paused says the status then said paused (spec.failurePolicy);
+	// pausedN is its count of runs missed under Paused.
+	paused  bool
+	pausedN int64
 }
 
 func modelMissedTotal(st *cronv1.CronJobStatus) int64 {
@@ -1422,6 +1517,9 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			// A Calendar's hold is final by rule too (never owed later);
 			// checkCalendarCounts judges these.
 			continue
+		case cronv1.MissedPaused:
+			// Counted at once, by rule (R5): never started later. I9 judges.
+			continue
 		}
 		if x.countedEarly[t.Unix()] {
 			continue
@@ -1436,13 +1534,19 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 		}
 	}
 	a1 := x.anchor
-	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step}
+	x.anchor = &modelAnchor{at: now, gen: gen, total: modelMissedTotal(&st), jobsN: len(x.jobs), step: w.step, paused: modelPaused(&st), pausedN: modelPausedCount(&st)}
 	for _, m := range st.MissedRuns {
 		if m.Reason != cronv1.MissedScheduleChanged && m.LastTime.After(x.anchor.settled) {
 			x.anchor.settled = m.LastTime.Time
 		}
 	}
 	if a1 == nil || a1.gen != gen {
+		return
+	}
+	if a1.paused || !w.failOf(x).lastPausedWrite.Before(a1.at) || modelPausedCount(&st) != a1.pausedN {
+		// Runs held while paused count at once, while this window's rule
+		// would still let them start: I9.paused-dropped judges them.
+		w.stat("I3 missed-run window skipped: paused in the window")
 		return
 	}
 	prev1 := x.prevRun(a1.jobsN)

@@ -190,6 +190,8 @@ type modelServer struct {
 	// onJobDeleting every Job the controller is about to delete.
 	onJobCreated  func(j *batchv1.Job, lost bool)
 	onJobDeleting func(key string)
+	// onStatus sees every status the store took, lost responses too.
+	onStatus func(key string, cj *cronv1.CronJob)
 	// missedUnder is, for each missed-run entry (modelMissedKey), the
 	// observedGeneration of the status write that first stored it: the
 	// spec the controller counted the miss under.
@@ -480,6 +482,9 @@ func (s *modelServer) updateStatusCall(a core.UpdateAction) (bool, runtime.Objec
 	updated.ResourceVersion = s.nextRV()
 	s.cronJobs[key] = updated
 	s.logCronJob(key, updated)
+	if s.onStatus != nil {
+		s.onStatus(key, updated.DeepCopy())
+	}
 	call.respGen = updated.Generation
 	if call.fault == modelFaultLost {
 		call.err = modelFaultError(call.fault, "update status of "+sent.Name)

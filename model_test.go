@@ -21,19 +21,25 @@ package main
 // flush; inputs reach their bounds: startingDeadlineSeconds 10000000000
 // ("no deadline", more than a time.Duration holds), a 52-character CronJob
 // name, Calendar range bounds at daylight-saving changes. After every step
-// the invariants I1-I8 (model_oracle_test.go) are checked:
+// the invariants I1-I9 (model_oracle_test.go) are checked:
 //
 //	I1 never twice            I5 syncs neither panic, block, nor err without cause
 //	I2 no ghost run           I6 a detached Job: never active, deleted, blocking, or released early
 //	I3 not dropped, counted   I7 a CronJob created again runs its own runs and run-now
 //	I4 status agrees          I8 inputs at their bounds (huge deadline, long names)
+//	I9 failurePolicy: no start while paused but one trial, held runs counted, the streak's count
 //
+// CronJobs may carry spec.failurePolicy, their Jobs fail in streaks, and
+// users set, edit and remove the policy and resume a paused CronJob
+// (model_failures_test.go).
 // The categories of I6-I8: I6.detached-active, I6.detached-deleted
 // (/run-not-started), I6.forbid-blocked, I6.detached-released-early;
 // I7.recreated-runnow, I7.recreated-run-not-started; I3.flush-stale (a
 // clean shutdown writes a decision made under an older spec);
 // I8.huge-deadline-run-not-started, I8.huge-deadline/<I3 category>,
-// I8.backfill-long-name (TestBackfillModelWalk). The
+// I8.backfill-long-name (TestBackfillModelWalk); I9.paused-start (/stale-cache,
+// /decision-not-kept), I9.trial-not-started, I9.paused-dropped, I9.streak
+// (/not-paused, /kept-without-policy), I9.resume-at. The
 // walk goes on after a violation, so one bug does not hide another; the
 // summary lists every category of violation with the shortest replayable
 // seed for it and the trace of its last steps.
@@ -277,6 +283,8 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 			"I2 scheduled Jobs of CronJobs naming Calendars, checked", "I3 Calendar counts checked",
 			"I3 due run of a CronJob naming Calendars required to have started",
 			"I3 newest due run a Calendar holds required to be counted",
+			"I9 streak compared, failures counted", "I9 resumeAt compared",
+			"I9 scheduled Jobs created under a stored pause, checked", "I9 runs held while paused required to be counted",
 		} {
 			if s.stats[k] == 0 {
 				t.Errorf("model: invariant check %q never checked anything: the oracle is vacuous", k)
@@ -338,9 +346,11 @@ type modelWalk struct {
 	createdToCheck []modelCreatedCheck
 
 	// The sync in progress, if any.
-	cur    *modelSyncRec
-	curCJ  *modelCJ
-	events []string
+	cur   *modelSyncRec
+	curCJ *modelCJ
+	// curSettled says the sync in progress began on caught-up caches.
+	curSettled bool
+	events     []string
 	// refusedNames are the Job names the controller said a foreign Job
 	// holds (a FailedCreate Event): runs refused for good.
 	refusedNames map[string]bool
@@ -406,6 +416,8 @@ type modelCJ struct {
 	// retired says the CronJob was deleted; recreated that it was created
 	// under the name of one deleted.
 	retired, recreated bool
+	// fail is its spec.failurePolicy side (model_failures_test.go).
+	fail *modelFail
 }
 
 type modelGenAt struct {
@@ -523,6 +535,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 	w.srv = newModelServer(w.clock, seed)
 	w.srv.onJobCreated = w.jobCreated
 	w.srv.onJobDeleting = w.noteRunEnds
+	w.srv.onStatus = w.noteStatus
 	w.initMoves()
 	return w
 }
@@ -728,6 +741,9 @@ func (w *modelWalk) createCronJob(name string) {
 	}
 	w.maybeSchedules(&spec)
 	spec.JobTemplate.Spec.TTLSecondsAfterFinished = w.randomTTL()
+	if w.rng.Float64() < 0.35 {
+		spec.FailurePolicy = w.randomFailurePolicy()
+	}
 	if w.rng.Float64() < 0.4 {
 		spec.ExcludeCalendars = w.randomCalendarNames()
 	}
@@ -760,6 +776,7 @@ func (w *modelWalk) createCronJob(name string) {
 	}
 	w.cjs = append(w.cjs, x)
 	w.byUID[x.uid] = x
+	w.failOf(x)
 	w.logf("  create CronJob %s: %s", name, modelDescribeSpec(&cj.Spec))
 }
 
@@ -768,9 +785,9 @@ func modelDescribeSpec(s *cronv1.CronJobSpec) string {
 	if s.StartingDeadlineSeconds != nil {
 		d = fmt.Sprint(*s.StartingDeadlineSeconds)
 	}
-	return fmt.Sprintf("schedule=%q window=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d calendars=%v",
+	return fmt.Sprintf("schedule=%q window=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d calendars=%v failurePolicy=%s",
 		modelScheduleKey(*s), modelWindowKey(*s), ptr.Deref(s.TimeZone, "<local>"), ptr.Deref(s.Suspend, false), s.ConcurrencyPolicy, d,
-		s.CatchUpPolicy, ptr.Deref(s.CatchUpLimit, 0), ptr.Deref(s.SuccessfulJobsHistoryLimit, -1), ptr.Deref(s.FailedJobsHistoryLimit, -1), s.ExcludeCalendars)
+		s.CatchUpPolicy, ptr.Deref(s.CatchUpLimit, 0), ptr.Deref(s.SuccessfulJobsHistoryLimit, -1), ptr.Deref(s.FailedJobsHistoryLimit, -1), s.ExcludeCalendars, modelDescribePolicy(s.FailurePolicy))
 }
 
 // restart throws the controller away (crash) or shuts it down cleanly
@@ -791,6 +808,7 @@ func (w *modelWalk) restart(clean bool) {
 			w.checkFlush(before)
 		} else {
 			w.logf("  controller %d crashes", old.id)
+			w.settlePending(false)
 		}
 		old.c.queue.ShutDown()
 	}
@@ -941,6 +959,13 @@ func (w *modelWalk) doStep() {
 		w.logf("  faults this step: %s, rate %.1f", w.srv.faults.profile, w.srv.faults.rate)
 	}
 	x := pick(w.rng, w.cjs)
+	if w.rng.Float64() < 0.06 {
+		w.failureMove(x)
+		if w.rng.Float64() < 0.5 {
+			w.syncStep(x)
+		}
+		return
+	}
 	if w.rng.Float64() < 0.07 {
 		w.calendarStep(x)
 		if w.rng.Float64() < 0.5 {
@@ -1084,7 +1109,7 @@ func (w *modelWalk) jobController() {
 			continue
 		}
 		if modelJobFinished(j) == "" && j.Status.StartTime != nil && w.rng.Float64() < 0.1 {
-			w.finishJob(key, w.rng.Float64() < 0.8)
+			w.finishJob(key, w.jobSucceeds(key, 0.8))
 		}
 	}
 }
@@ -1097,9 +1122,9 @@ func (w *modelWalk) finishJob(key string, success bool) {
 		}
 		if success {
 			j.Status.CompletionTime = &now
-			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})
+			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now})
 		} else {
-			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue})
+			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now})
 		}
 	})
 	if ref := job.ControllerOf(w.srv.jobs[key]); ref != nil {
@@ -1167,7 +1192,7 @@ func (w *modelWalk) finishJobs() {
 			break
 		}
 		i := w.rng.Intn(len(running))
-		w.finishJob(running[i], w.rng.Float64() < 0.75)
+		w.finishJob(running[i], w.jobSucceeds(running[i], 0.75))
 		running = append(running[:i], running[i+1:]...)
 	}
 }
@@ -1496,11 +1521,11 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 	w.srv.unexpected = nil
 	w.events = nil
 	lenBefore := ctl.c.queue.Len()
-	w.cur, w.curCJ = rec, x
+	w.cur, w.curCJ, w.curSettled = rec, x, settled
 
 	requeue, err, panicked, blocked := w.callSync(x.key)
 
-	w.cur, w.curCJ = nil, nil
+	w.cur, w.curCJ, w.curSettled = nil, nil, false
 	if viaWorker {
 		ctl.c.queue.Done(x.key)
 	}
@@ -1544,6 +1569,7 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 		deferred: deferred, queuedBefore: queuedBefore, burst: burst}
 	w.afterCalls(res, "sync")
 	w.checkCreatedJobs()
+	w.settlePending(true)
 	w.checked("I5 syncs run")
 	switch {
 	case blocked:
@@ -1763,6 +1789,7 @@ func (w *modelWalk) jobCreated(j *batchv1.Job, lost bool) {
 		}
 	}
 	x.jobs = append(x.jobs, rec)
+	w.notePausedStart(x, rec)
 	// Checked once the call that made it is in the trace.
 	w.createdToCheck = append(w.createdToCheck, modelCreatedCheck{x: x, job: j, index: len(x.jobs) - 1})
 }

@@ -89,6 +89,13 @@ func (p *Plan) observeFailures() {
 	fs := st.FailureStreak
 	wasPaused := fs.PausedAt != nil
 	p.pausedAtStart = wasPaused
+	if fs.TrialJob != "" && !slices.ContainsFunc(st.Active, func(ref corev1.ObjectReference) bool { return ref.Name == fs.TrialJob }) &&
+		!slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == fs.TrialJob && p.controls(j) }) {
+		// Gone or detached before its outcome was seen: no verdict. Let
+		// go of it before adoptTrial, or a trial started after it whose
+		// record a crash lost would go unnamed and a second one start.
+		fs.TrialJob = ""
+	}
 	p.adoptTrial()
 	pauseAfter := max(policy.PauseAfter, 1) // below 1 only past the schema
 

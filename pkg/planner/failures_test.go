@@ -944,3 +944,21 @@ func TestReplaceDeletesNoRunningJobForNothingWhenAPauseOpensInThePlan(t *testing
 			p.Status.FailureStreak)
 	}
 }
+
+// A trial that went before its outcome is let go before the sync looks for
+// a trial whose record a crash lost: the run started as the next trial is
+// found again, and no second trial starts while it runs.
+func TestTrialStartedAfterAGoneTrialIsFoundAgainNotStartedTwice(t *testing.T) {
+	// The 10:00 trial went before its outcome; the 11:00 run started as the
+	// next trial, and the status naming it was lost (a crash): the status
+	// still names the 10:00 one.
+	gone, trial := runOf(ten, ""), runOf(at(time.Hour), "")
+	cj := cronJob(last(ten), active(gone), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, gone.Name))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{trial}, Gone: map[types.UID]bool{gone.UID: true}, Now: at(2 * time.Hour)})
+	if len(p.Creates) != 0 {
+		t.Errorf("at 12:00: creates = %v, want none while the 11:00 trial runs", createdTimes(p))
+	}
+	if fs := p.Status.FailureStreak; fs.TrialJob != trial.Name {
+		t.Errorf("trialJob = %q, want %s", fs.TrialJob, trial.Name)
+	}
+}

@@ -14,7 +14,12 @@ package planner
 //     record before it owed in (b0, now] that the record with it refuses,
 //     and a merge of the history the runs in (b0, until] it bars; those
 //     runs then leave the settle check;
-//   - a valid, unsuspended CronJob always has a wake-up.
+//   - a valid, unsuspended CronJob always has a wake-up;
+//   - with spec.failurePolicy (failing Jobs, resumes by hand): no scheduled
+//     run starts in a sync that ends paused, but for the one trial of an
+//     opening (pausedAt), for a time at or after the cool-down's end, and
+//     again only if the trial's Job went before its outcome; the settle
+//     check above counts the runs held while paused as missed.
 //
 // The tests share the prefix TestSimulatedWalk: make model runs them with
 // -sim.scale=20.
@@ -35,6 +40,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/schedule"
 )
 
@@ -66,6 +72,10 @@ type simOptions struct {
 	// twice, lastScheduleTime and the settled instant never back, always a
 	// wake-up.
 	looseCounts bool
+	// failures gives the CronJob a random spec.failurePolicy, fails Jobs
+	// at a rate that changes now and then (streaks), and resumes it by
+	// hand at times.
+	failures bool
 }
 
 func (o simOptions) pick(r *rand.Rand, n int) int { return r.Intn(n) }
@@ -115,6 +125,13 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 		cj.Spec.CatchUpLimit = ptr.To(int32(1 + r.Intn(5)))
 		cj.Spec.StartingDeadlineSeconds = o.deadlines[r.Intn(len(o.deadlines))]
 	})
+	failRate := 0.0
+	if o.failures {
+		cj.Spec.FailurePolicy = simFailurePolicy(r)
+		failRate = []float64{0.3, 0.7, 1}[r.Intn(3)]
+	}
+	// trials are the trial Jobs started, by the opening they started in.
+	trials := map[time.Time]string{}
 	now := start.Add(time.Duration(r.Intn(3600)) * time.Second)
 	jobs := map[string]*fakeJob{}
 	started := map[time.Time]bool{}
@@ -138,6 +155,9 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 			case j.finished == "" && r.Float64() < 0.3:
 				j.finished = batchv1.JobComplete
 				j.complete = &metav1.Time{Time: now}
+				if o.failures && r.Float64() < failRate {
+					j.finished, j.complete = batchv1.JobFailed, nil
+				}
 			case j.finished != "" && r.Float64() < 0.2:
 				delete(jobs, name) // TTL
 			}
@@ -160,6 +180,19 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 			}
 			logf("step %d %s: spec now %q in %s suspend=%v %s %s deadline=%v limit=%d", step, now.Format(time.RFC3339), cj.Spec.Schedule, *cj.Spec.TimeZone,
 				ptr.Deref(cj.Spec.Suspend, false), cj.Spec.ConcurrencyPolicy, cj.Spec.CatchUpPolicy, ptr.Deref(cj.Spec.StartingDeadlineSeconds, -1), *cj.Spec.CatchUpLimit)
+		}
+
+		if o.failures {
+			switch x := r.Float64(); {
+			case x < 0.05:
+				failRate = []float64{0, 0.5, 0.9, 1}[r.Intn(4)]
+			case x < 0.08:
+				cj.Spec.FailurePolicy = simFailurePolicy(r)
+				logf("step %d: failurePolicy %+v", step, *cj.Spec.FailurePolicy)
+			case x < 0.1:
+				cj.Annotations = map[string]string{cronv1.ResumeAnnotation: fmt.Sprint("r", step)}
+				logf("step %d: resumed by hand", step)
+			}
 		}
 
 		// The sync.
@@ -215,6 +248,9 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 				newly = append(newly, c.Time)
 			}
 		}
+		if msg := checkPausedStarts(cj, p, jobs, newly, trials); msg != "" {
+			return fmt.Sprintf("step %d at %s: %s", step, now.Format(time.RFC3339), msg), trace
+		}
 		cj.Status = p.Status
 		desc := cj.Spec.Schedule + " in " + *cj.Spec.TimeZone
 		if cur == nil {
@@ -222,6 +258,22 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 		}
 		seen = append(seen, simSeen{at: now, sched: cur, desc: desc})
 		b1 := (&Plan{Status: cj.Status, cj: cj}).settledUntil()
+		forbidWaits := cj.Spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && slices.ContainsFunc(slices.Collect(maps.Values(jobs)), func(j *fakeJob) bool { return j.finished == "" })
+		if o.failures && !blocked && !forbidWaits && cur != nil && !ptr.Deref(cj.Spec.Suspend, false) && cj.Status.FailureStreak != nil && cj.Status.FailureStreak.PausedAt != nil {
+			// Paused, with no create failed and Forbid waiting on no Job:
+			// every due run is the trial, started, or held and counted at
+			// once, never left waiting.
+			var last time.Time
+			for t, n := cur.Next(b0), 0; !t.IsZero() && !t.After(now) && n < 1000; t, n = cur.Next(t), n+1 {
+				if simNames(cur, t, b0) && isRun(t, seen, b0) && !changedAway[t] {
+					last = t
+				}
+			}
+			if last.After(b1) {
+				return fmt.Sprintf("step %d at %s: paused, the run at %s is due, yet neither started nor counted (settled until %s, missed %+v)",
+					step, now.Format(time.RFC3339), last.UTC().Format(time.RFC3339), b1.UTC().Format(time.RFC3339), cj.Status.MissedRuns), trace
+			}
+		}
 
 		// What an edit seen now took away.
 		if n := len(seen); n > 1 && seen[n-2].desc != desc {
@@ -326,8 +378,8 @@ func runSim(seed int64, nSteps int, o simOptions) (string, []string) {
 }
 
 var simStats struct {
-	checks, runs, started int
-	missed                int64
+	checks, runs, started, trials int
+	missed                        int64
 }
 
 func mustEvery(s *schedule.Schedule) time.Duration { d, _ := s.Every(); return d }
@@ -467,4 +519,74 @@ func TestSimulatedWalkClockBack(t *testing.T) {
 	o.steps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 20 * time.Minute, time.Hour, -30 * time.Second, -10 * time.Minute, -time.Hour}
 	o.specs = append(slices.Clone(o.specs), "@every 30m", "@every 50m")
 	walkSeeds(t, 30, 300, o)
+}
+
+// With spec.failurePolicy: Jobs fail in streaks, the CronJob pauses, lets
+// one trial through per opening after the cool-down, resumes on a success
+// or by hand; every due time is still started or counted.
+func TestSimulatedWalkFailuresPause(t *testing.T) {
+	o := simBase
+	o.failures = true
+	simStats.trials = 0
+	walkSeeds(t, 60, 300, o)
+	t.Logf("trials started: %d", simStats.trials)
+	if simStats.trials == 0 && *simScale == 1 {
+		t.Errorf("no trial run started in the walks: the check is vacuous")
+	}
+}
+
+// simFailurePolicy: pause after 1-3 failures; a cool-down of none or a few
+// schedule periods, sometimes capped.
+func simFailurePolicy(r *rand.Rand) *cronv1.FailurePolicy {
+	p := &cronv1.FailurePolicy{PauseAfter: int32(1 + r.Intn(3))}
+	if r.Float64() < 0.8 {
+		p.ResumeAfter = &metav1.Duration{Duration: []time.Duration{time.Second, 30 * time.Minute, 2 * time.Hour, 7 * time.Hour}[r.Intn(4)]}
+		if r.Float64() < 0.4 {
+			p.MaxResumeAfter = &metav1.Duration{Duration: []time.Duration{time.Hour, 4 * time.Hour, 48 * time.Hour}[r.Intn(3)]}
+		}
+	}
+	return p
+}
+
+// checkPausedStarts: a sync that ends paused starts no scheduled run but
+// the opening's one trial, due at or after the cool-down's end (computed
+// here from the policy, not read from the status), and a second trial of
+// an opening only once the first one's Job is gone.
+func checkPausedStarts(cj *cronv1.CronJob, p *Plan, jobs map[string]*fakeJob, newly []time.Time, trials map[time.Time]string) string {
+	fs := p.Status.FailureStreak
+	policy := cj.Spec.FailurePolicy
+	if policy == nil || fs == nil || fs.PausedAt == nil || len(newly) == 0 {
+		return ""
+	}
+	if len(newly) > 1 {
+		return fmt.Sprintf("paused since %s, yet started %v", fs.PausedAt.UTC().Format(time.RFC3339), fmtTimes(newly))
+	}
+	t := newly[0]
+	d := policy.ResumeAfter
+	if d == nil {
+		return fmt.Sprintf("paused since %s with no cool-down, yet started %s", fs.PausedAt.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))
+	}
+	limit := cronv1.DefaultMaxResumeAfter
+	if policy.MaxResumeAfter != nil {
+		limit = policy.MaxResumeAfter.Duration
+	}
+	limit = max(limit, d.Duration)
+	cool := d.Duration
+	for n := int32(1); n < fs.Pauses && cool < limit; n++ {
+		cool *= 2
+	}
+	resumeAt := fs.PausedAt.Add(min(cool, limit))
+	if t.Before(resumeAt) {
+		return fmt.Sprintf("paused since %s (pauses %d, %+v), the trial may start at %s, yet started %s", fs.PausedAt.UTC().Format(time.RFC3339), fs.Pauses,
+			*policy, resumeAt.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))
+	}
+	opening := fs.PausedAt.Time
+	if prev, ok := trials[opening]; ok {
+		if _, there := jobs[prev]; there {
+			return fmt.Sprintf("paused since %s, its trial %s still there, yet started %s as well", opening.UTC().Format(time.RFC3339), prev, t.UTC().Format(time.RFC3339))
+		}
+	}
+	trials[opening] = job.Name("cj", t)
+	simStats.trials++
+	return ""
 }
