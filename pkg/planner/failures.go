@@ -110,9 +110,9 @@ func (p *Plan) observeFailures() {
 	})
 	for _, r := range p.finished {
 		p.countOutcome(r.job)
-		// One outcome at a time, as syncs one by one would have: a pause
-		// that opens and closes among them still holds the runs due in
-		// between.
+		// One outcome at a time, as syncs one by one would have: a
+		// failure that pauses and a later success that resumes both show
+		// (their Events), and pausedAt is the failure's own time.
 		if fs.PausedAt == nil && fs.Count >= pauseAfter {
 			p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(r.job))
 		}
