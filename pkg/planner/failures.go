@@ -52,6 +52,10 @@ type finishedRun struct {
 // to come (a clock that was ahead): it is no run yet, and no status can
 // record it, so it is counted once its time has come.
 func (p *Plan) noteFinished(j Job) {
+	if p.cj.Spec.FailurePolicy == nil {
+		// Nothing counts outcomes: no work on the sync's path for them.
+		return
+	}
 	at, scheduled := j.ScheduledAt()
 	switch {
 	case scheduled && !j.Manual():

@@ -352,7 +352,7 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 			st.Active = slices.Delete(st.Active, i, i+1)
 			p.event(corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.GetName(), finished)
 			p.noteFinished(j)
-		case finished != "" && !p.recorded(j, &p.cj.Status):
+		case finished != "" && p.cj.Spec.FailurePolicy != nil && !p.recorded(j, &p.cj.Status):
 			// Finished before any status recorded its run: this is the
 			// first look at its outcome.
 			p.noteFinished(j)
