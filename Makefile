@@ -11,7 +11,7 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-sustained clean
+.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
@@ -154,13 +154,23 @@ bench: cluster-binaries
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) . ./pkg/schedule ./pkg/slim ./pkg/metrics ./pkg/ownwrites | tee _output/gobench.txt
 	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -memory $(LOAD_MEMORY) -profile _output/profiles -json _output/loadbench.json | tee _output/loadbench.md
 	cd hack/skewplot && go run . -in $(CURDIR)/_output/loadbench.json -out $(CURDIR)/docs/skew.png
-	$(MAKE) bench-status-writes bench-sustained
+	$(MAKE) bench-status-writes bench-status-shapes bench-sustained
 
 ## bench-status-writes: what one CronJob status write costs kube-apiserver and
 ## etcd, per way of sending it (PUT, merge patch, JSON patch, apply), with and
 ## without the CRD's CEL rules, STATUS_WRITES_N writes a way, three rounds.
 bench-status-writes: cluster-binaries
 	go run ./hack/loadbench -status-writes $(STATUS_WRITES_N) -repeats 3 | tee _output/statuswrites.md
+
+## bench-status-shapes: what one status write costs kube-apiserver and etcd
+## for what it carries (this controller's status, the built-in's two fields
+## on the same CRD, the built-in's own kind as protobuf), a watch open on
+## each; then again on a plane storing custom resources as CBOR (alpha in
+## 1.36), with a CBOR client beside. STATUS_WRITES_N writes a shape, three rounds.
+bench-status-shapes: cluster-binaries
+	go run ./hack/loadbench -status-shapes $(STATUS_WRITES_N) -repeats 3 | tee _output/statusshapes.md
+	KUBE_FEATURE_ClientsAllowCBOR=true go run ./hack/loadbench -status-shapes $(STATUS_WRITES_N) -repeats 3 \
+	  -apiserver-feature-gates CBORServingAndStorage=true | tee -a _output/statusshapes.md
 
 ## bench-sustained: SUSTAINED_N CronJobs due every minute for SUSTAINED_MINUTES
 ## minutes, this controller and kube-controller-manager at QPS 500, one

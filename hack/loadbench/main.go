@@ -135,6 +135,9 @@ var profileDir string
 // profileSeconds is how long each firing is profiled (-profile-seconds).
 var profileSeconds int
 
+// apiserverFeatureGates is the control plane's kube-apiserver --feature-gates.
+var apiserverFeatureGates string
+
 // profileAPIServer: with -profile, the API server is profiled over each
 // firing too (-profile-apiserver). Off by default: the profile's own CPU
 // lengthens the burst it measures.
@@ -179,7 +182,16 @@ func main() {
 	flag.IntVar(&sustainedMinutes, "sustained", 0, "instead of the load runs: the sustained run (sustained.go), N CronJobs (-n) due every minute for this many minutes, for each controller variant")
 	statusN := flag.Int("status-writes", 0, "instead of the load runs: the status-write benchmark (statuswrites.go) on this many CronJobs, -repeats rounds")
 	statusCEL := flag.String("status-writes-cel", "both", "the status-write benchmark's CRD: its CEL rules on, off, or both")
+	flag.StringVar(&apiserverFeatureGates, "apiserver-feature-gates", "", "kube-apiserver's --feature-gates on the benchmarks' control plane, e.g. CBORServingAndStorage=true")
+	shapesN := flag.Int("status-shapes", 0, "instead of the load runs: the status-shape benchmark (statusshapes.go) on this many CronJobs of each shape, -repeats rounds")
 	flag.Parse()
+	if *shapesN > 0 {
+		if err := statusShapes(*shapesN, *repeats); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *statusN > 0 {
 		if err := statusWrites(*statusN, *repeats, *statusCEL, floorConcurrency); err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -411,9 +423,6 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 	return nil
 }
 
-// startProcess starts the controller under test, its output in
-// _output/loadbench-<name>-<start time>.log: a file of its own, so that the
-// log of a run that went wrong is still there after the runs that follow.
 // startPlane starts the embedded control plane the benchmarks run on. It
 // has no job controller: nothing but the controller under test writes Jobs,
 // so the API server's counters are its requests. stop stops it and removes
@@ -423,7 +432,8 @@ func startPlane(ctx context.Context, bins localcluster.Binaries) (cluster *local
 	if err != nil {
 		return nil, nil, err
 	}
-	cluster, err = localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount"})
+	cluster, err = localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount",
+		FeatureGates: apiserverFeatureGates})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err
@@ -431,6 +441,9 @@ func startPlane(ctx context.Context, bins localcluster.Binaries) (cluster *local
 	return cluster, func() { cluster.Stop(); os.RemoveAll(dir) }, nil
 }
 
+// startProcess starts the controller under test, its output in
+// _output/loadbench-<name>-<start time>.log: a file of its own, so that the
+// log of a run that went wrong is still there after the runs that follow.
 func startProcess(path string, args ...string) (*exec.Cmd, error) {
 	return startProcessWith(nil, path, args...)
 }

@@ -1,0 +1,289 @@
+package main
+
+// The status-shape benchmark (-status-shapes N): what one firing's status
+// write costs the API server for what it carries, all sent as a PUT
+// (UpdateStatus), with a watch open on each kind as a controller keeps one,
+// so the watch echo of each write is paid too:
+//
+//   - "this controller's status": a CronJob of this project's CRD with the
+//     status a firing writes: lastScheduleTime, the Job in status.active,
+//     activeCount, nextScheduleTime, and the conditions ScheduleValid,
+//     JobTemplateValid and LastRunStarted (the last one's message and time
+//     moving);
+//   - "the built-in's fields on the CRD": the same CRD, only
+//     lastScheduleTime and status.active written, as the built-in writes;
+//   - "the built-in's kind": a batch/v1 CronJob, its status (the same two
+//     fields) sent as protobuf, as kube-controller-manager sends it.
+//
+// Shapes take turns, round by round (-repeats rounds); medians are reported.
+//
+//	go run ./hack/loadbench -status-shapes 1000 -repeats 3
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
+)
+
+// shape writes the status of object i for firing r.
+type shape struct {
+	name  string
+	setup func(ctx context.Context, n int) error
+	write func(ctx context.Context, i, r int) error
+}
+
+func statusShapes(n, rounds int) error {
+	ctx := context.Background()
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	bins, err := localcluster.EnsureBinaries(ctx, root, filepath.Join(root, "_output", "bin"), os.Stderr)
+	if err != nil {
+		return err
+	}
+	cluster, stop, err := startPlane(ctx, bins)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	pcfg := *cfg
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	kube, err := kubernetes.NewForConfig(&pcfg)
+	if err != nil {
+		return err
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "artifacts", "examples", "crd.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := kubectlApply(cluster.Kubeconfig, crd); err != nil {
+		return err
+	}
+	ns := "statusshapes"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	// A controller's watches, so each write's echo is encoded and sent.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	crw, err := c.BatchV1().CronJobs(ns).Watch(wctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	bw, err := kube.BatchV1().CronJobs(ns).Watch(wctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	go func() {
+		for range crw.ResultChan() {
+		}
+	}()
+	go func() {
+		for range bw.ResultChan() {
+		}
+	}()
+
+	template := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	ours := make([]*cronv1.CronJob, n)
+	slim := make([]*cronv1.CronJob, n)
+	builtin := make([]*batchv1.CronJob, n)
+	createCRD := func(into []*cronv1.CronJob, prefix string) func(context.Context, int) error {
+		return func(ctx context.Context, n int) error {
+			return parallel(n, func(i int) error {
+				cj, err := c.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", prefix, i)},
+					Spec:       cronv1.CronJobSpec{Schedule: "* * * * *", TimeZone: ptr.To("Etc/UTC"), JobTemplate: template},
+				}, metav1.CreateOptions{})
+				into[i] = cj
+				return err
+			})
+		}
+	}
+	shapes := []shape{
+		{"this controller's status", createCRD(ours, "ours"), func(ctx context.Context, i, r int) error {
+			cj := ours[i].DeepCopy()
+			fullStatus(cj, r)
+			got, err := c.BatchV1().CronJobs(ns).UpdateStatus(ctx, cj, metav1.UpdateOptions{})
+			if err == nil {
+				ours[i] = got
+			}
+			return err
+		}},
+		{"the built-in's fields on the CRD", createCRD(slim, "slim"), func(ctx context.Context, i, r int) error {
+			cj := slim[i].DeepCopy()
+			at := firingAt(r)
+			cj.Status.LastScheduleTime = &metav1.Time{Time: at}
+			cj.Status.Active = []corev1.ObjectReference{jobRef(ns, cj.Name, at, r)}
+			got, err := c.BatchV1().CronJobs(ns).UpdateStatus(ctx, cj, metav1.UpdateOptions{})
+			if err == nil {
+				slim[i] = got
+			}
+			return err
+		}},
+		{"the built-in's kind, protobuf", func(ctx context.Context, n int) error {
+			return parallel(n, func(i int) error {
+				cj, err := kube.BatchV1().CronJobs(ns).Create(ctx, &batchv1.CronJob{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("builtin-%05d", i)},
+					Spec: batchv1.CronJobSpec{Schedule: "* * * * *", TimeZone: ptr.To("Etc/UTC"), Suspend: ptr.To(true),
+						JobTemplate: template},
+				}, metav1.CreateOptions{})
+				builtin[i] = cj
+				return err
+			})
+		}, func(ctx context.Context, i, r int) error {
+			cj := builtin[i].DeepCopy()
+			at := firingAt(r)
+			cj.Status.LastScheduleTime = &metav1.Time{Time: at}
+			cj.Status.Active = []corev1.ObjectReference{jobRef(ns, cj.Name, at, r)}
+			got, err := kube.BatchV1().CronJobs(ns).UpdateStatus(ctx, cj, metav1.UpdateOptions{})
+			if err == nil {
+				builtin[i] = got
+			}
+			return err
+		}},
+	}
+	if strings.Contains(apiserverFeatureGates, "CBORServingAndStorage=true") {
+		// The same status as this controller's, sent and answered as CBOR
+		// (KEP-4222, alpha in 1.36: the gate on the server, and
+		// KUBE_FEATURE_ClientsAllowCBOR=true in this process).
+		ccfg := *cfg
+		ccfg.ContentType = "application/cbor"
+		ccfg.AcceptContentTypes = "application/cbor"
+		dyn, err := dynamic.NewForConfig(&ccfg)
+		if err != nil {
+			return err
+		}
+		res := dyn.Resource(cronv1.SchemeGroupVersion.WithResource("cronjobs")).Namespace(ns)
+		cbor := make([]*cronv1.CronJob, n)
+		shapes = append(shapes, shape{"this controller's status, CBOR", createCRD(cbor, "cbor"), func(ctx context.Context, i, r int) error {
+			cj := cbor[i].DeepCopy()
+			fullStatus(cj, r)
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cj)
+			if err != nil {
+				return err
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			u.SetGroupVersionKind(cronv1.SchemeGroupVersion.WithKind("CronJob"))
+			u, err = res.UpdateStatus(ctx, u, metav1.UpdateOptions{})
+			if err != nil {
+				return err
+			}
+			got := &cronv1.CronJob{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, got); err != nil {
+				return err
+			}
+			cbor[i] = got
+			return nil
+		}})
+	}
+	for _, s := range shapes {
+		if err := s.setup(ctx, n); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	pids := []int{cluster.Pid("kube-apiserver"), cluster.Pid("etcd")}
+	perShape := map[string][]float64{}
+	order := slices.Clone(shapes)
+	for r := range rounds {
+		for _, s := range order {
+			quiet(ctx, cluster)
+			idleFrom, idleStart := cpuOf(pids...), time.Now()
+			time.Sleep(5 * time.Second)
+			idle := (cpuOf(pids...) - idleFrom) / time.Since(idleStart).Seconds()
+			before, start := cpuOf(pids...), time.Now()
+			var profiling sync.WaitGroup
+			if profileAPIServer {
+				file := filepath.Join(profileDir, fmt.Sprintf("apiserver-shape%d-round%d.pb.gz", slices.IndexFunc(shapes, func(x shape) bool { return x.name == s.name }), r))
+				profiling.Go(func() {
+					data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+						Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
+					if err == nil {
+						err = os.WriteFile(file, data, 0o644)
+					}
+					if err != nil {
+						fmt.Fprintln(os.Stderr, "loadbench: API server profile:", err)
+					}
+				})
+			}
+			if err := parallel(n, func(i int) error { return s.write(ctx, i, r+1) }); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			profiling.Wait()
+			quiet(ctx, cluster)
+			ms := (cpuOf(pids...) - before - idle*time.Since(start).Seconds()) * 1000 / float64(n)
+			perShape[s.name] = append(perShape[s.name], ms)
+			fmt.Fprintf(os.Stderr, "round %d %s: %.3f ms/write\n", r, s.name, ms)
+		}
+		order = append(order[1:], order[0])
+	}
+	fmt.Printf("| status write (a PUT, one watch open) | API server + etcd CPU per write, ms (median of %d rounds of %d) | rounds |\n|---|---|---|\n", rounds, n)
+	for _, s := range shapes {
+		v := slices.Sorted(slices.Values(perShape[s.name]))
+		runs := make([]string, len(perShape[s.name]))
+		for i, x := range perShape[s.name] {
+			runs[i] = strconv.FormatFloat(x, 'f', 2, 64)
+		}
+		fmt.Printf("| %s | %.2f | %s |\n", s.name, v[len(v)/2], strings.Join(runs, ", "))
+	}
+	return nil
+}
+
+// fullStatus sets the status this controller writes at firing r of cj.
+func fullStatus(cj *cronv1.CronJob, r int) {
+	at := firingAt(r)
+	st := &cj.Status
+	st.LastScheduleTime = &metav1.Time{Time: at}
+	st.NextScheduleTime = &metav1.Time{Time: at.Add(time.Minute)}
+	st.Active = []corev1.ObjectReference{jobRef(cj.Namespace, cj.Name, at, r)}
+	st.ActiveCount = 1
+	st.ObservedGeneration = cj.Generation
+	st.ResolvedSchedule = cj.Spec.Schedule
+	first := metav1.NewTime(firingAt(0))
+	st.Conditions = []metav1.Condition{
+		{Type: "ScheduleValid", Status: metav1.ConditionTrue, Reason: "Valid", LastTransitionTime: first, ObservedGeneration: cj.Generation},
+		{Type: "JobTemplateValid", Status: metav1.ConditionTrue, Reason: "JobCreated", LastTransitionTime: first, ObservedGeneration: cj.Generation},
+		{Type: cronv1.ConditionLastRunStarted, Status: metav1.ConditionTrue, Reason: "Started", LastTransitionTime: metav1.NewTime(at),
+			Message: "Job " + st.Active[0].Name + " is the run of " + at.Format(time.RFC3339), ObservedGeneration: cj.Generation},
+	}
+}
+
+func firingAt(r int) time.Time { return time.Date(2026, 1, 1, 0, r, 0, 0, time.UTC) }
+
+func jobRef(namespace, name string, at time.Time, r int) corev1.ObjectReference {
+	job := fmt.Sprintf("%s-%d", name, at.Unix()/60)
+	return corev1.ObjectReference{Kind: "Job", Namespace: namespace, Name: job, UID: types.UID(job),
+		APIVersion: "batch/v1", ResourceVersion: strconv.Itoa(r + 1)}
+}
