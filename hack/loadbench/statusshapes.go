@@ -43,8 +43,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
+	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
 
