@@ -38,14 +38,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
-	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
-	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
 
 // shape writes the status of object i for firing r.
@@ -57,39 +53,12 @@ type shape struct {
 
 func statusShapes(n, rounds int) error {
 	ctx := context.Background()
-	root, err := os.Getwd()
+	p, err := startWritePlane(ctx)
 	if err != nil {
 		return err
 	}
-	bins, err := localcluster.EnsureBinaries(ctx, root, filepath.Join(root, "_output", "bin"), os.Stderr)
-	if err != nil {
-		return err
-	}
-	cluster, stop, err := startPlane(ctx, bins)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = -1, 0
-	c, err := clientset.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	pcfg := *cfg
-	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
-	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kube, err := kubernetes.NewForConfig(&pcfg)
-	if err != nil {
-		return err
-	}
-	crd, err := os.ReadFile(filepath.Join(root, "artifacts", "examples", "crd.yaml"))
-	if err != nil {
-		return err
-	}
+	defer p.stop()
+	cluster, cfg, c, kube, crd := p.cluster, p.cfg, p.cron, p.kube, p.crd
 	if err := kubectlApply(cluster.Kubeconfig, crd); err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -104,36 +106,12 @@ var ways = []way{
 
 func statusWrites(n, rounds int, cel string, inFlight int) error {
 	ctx := context.Background()
-	root, err := os.Getwd()
+	p, err := startWritePlane(ctx)
 	if err != nil {
 		return err
 	}
-	bins, err := localcluster.EnsureBinaries(ctx, root, filepath.Join(root, "_output", "bin"), os.Stderr)
-	if err != nil {
-		return err
-	}
-	cluster, stop, err := startPlane(ctx, bins)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = -1, 0
-	c, err := clientset.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	kube, err := cluster.Client()
-	if err != nil {
-		return err
-	}
-	crd, err := os.ReadFile(filepath.Join(root, "artifacts", "examples", "crd.yaml"))
-	if err != nil {
-		return err
-	}
+	defer p.stop()
+	cluster, c, kube, crd := p.cluster, p.cron, p.kube, p.crd
 	phases := map[string][]bool{"on": {true}, "off": {false}, "both": {true, false}}[cel]
 	if phases == nil {
 		return fmt.Errorf("-cel %q: want on, off or both", cel)
@@ -186,6 +164,53 @@ func statusWrites(n, rounds int, cel string, inFlight int) error {
 		}
 	}
 	return nil
+}
+
+// writePlane is the embedded control plane of the write benchmarks, with
+// an unthrottled client of the CRD, one of built-in kinds speaking
+// protobuf, and the CRD as shipped (not applied yet).
+type writePlane struct {
+	cluster *localcluster.Cluster
+	cfg     *rest.Config
+	cron    clientset.Interface
+	kube    kubernetes.Interface
+	crd     []byte
+	stop    func()
+}
+
+func startWritePlane(ctx context.Context) (*writePlane, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "artifacts", "examples", "crd.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	bins, err := localcluster.EnsureBinaries(ctx, root, filepath.Join(root, "_output", "bin"), os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	cluster, stop, err := startPlane(ctx, bins)
+	if err != nil {
+		return nil, err
+	}
+	p := &writePlane{cluster: cluster, crd: crd, stop: stop}
+	if p.cfg, err = clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig); err == nil {
+		p.cfg.QPS, p.cfg.Burst = -1, 0
+		p.cron, err = clientset.NewForConfig(p.cfg)
+	}
+	if err == nil {
+		pcfg := *p.cfg
+		pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+		pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		p.kube, err = kubernetes.NewForConfig(&pcfg)
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return p, nil
 }
 
 // measure writes each CronJob's status once the way w, firing number r, and
