@@ -56,6 +56,13 @@ func (p *Plan) noteFinished(j Job) {
 		// Nothing counts outcomes: no work on the sync's path for them.
 		return
 	}
+	if fs := p.cj.Status.FailureStreak; fs != nil && j.Finished() == batchv1.JobFailed && fs.LastFailedJob == j.GetName() {
+		// The status this sync starts from counted this failure already:
+		// the Job is back only because a cache older than that status (a
+		// hung watch, a standby's) showed it running and a sync listed it
+		// active again. A run's Job name is never reused for another run.
+		return
+	}
 	at, scheduled := j.ScheduledAt()
 	switch {
 	case scheduled && !j.Manual():
