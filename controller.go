@@ -663,7 +663,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
 	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
-	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown()
+	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown() && !namesNewTrial(&v.written, &plan.Status)
 	// Last, with the Events of the pruning.
 	defer c.report(v.cronJob, plan, burst)
 
@@ -726,6 +726,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return failed(err)
 	}
 	return wake(), nil
+}
+
+// namesNewTrial reports whether decided names a trial run written does not.
+// Its status write is never deferred: deferred, a crash would lose the only
+// record of which run is the trial, and a controller whose Job cache missed
+// the trial's create (a hung watch) would start a second one. A trial is
+// rare, so the write costs nothing a burst would notice.
+func namesNewTrial(written, decided *cronv1.CronJobStatus) bool {
+	fs := decided.FailureStreak
+	return fs != nil && fs.TrialJob != "" && (written.FailureStreak == nil || written.FailureStreak.TrialJob != fs.TrialJob)
 }
 
 // nextRun is when cj's next scheduled run is due, as plan decided at now;

@@ -19,6 +19,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 func withFailurePolicy(pauseAfter int32, resumeAfter time.Duration) func(*cronv1.CronJob) {
@@ -154,5 +155,38 @@ func TestFailureCountsOnceAcrossADeferredWriteAConflictAndAnEdit(t *testing.T) {
 	w := syncWantStatus(t, ctx, f, c, key)
 	if fs := w.Status.FailureStreak; fs == nil || fs.Count != 1 || fs.PausedAt != nil {
 		t.Errorf("failureStreak %+v, want count 1 and not paused: one run failed, once", fs)
+	}
+}
+
+// The status that names a trial run is written by the sync that starts it,
+// never deferred behind a burst: a crash before a deferred write would lose
+// the only record of which run is the trial, and a controller whose Job
+// cache missed the trial's create (a hung watch) would start a second one.
+func TestACrashAfterATrialStartsStartsNoSecondTrial(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withFailurePolicy(2, 30*time.Minute), func(cj *cronv1.CronJob) {
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 2, LastFailedJob: jobName(at(-time.Hour)),
+			PausedAt: &metav1.Time{Time: at(-50 * time.Minute)}, Pauses: 1}
+	})
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	syncInABurst(t, ctx, c, key)
+	if got := created(f); len(got) != 1 || got[0] != jobName(topOfHour) {
+		t.Fatalf("created %v, want the 10:00 run as the trial", got)
+	}
+
+	// A crash; the next leader's Job cache never got the trial's create.
+	f.clock.SetTime(at(time.Hour + time.Second))
+	c2, kubeFactory, _ := restart(t, ctx, f)
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("after the crash: created %v, want none while the 10:00 trial runs", got)
 	}
 }

@@ -192,6 +192,8 @@ type modelServer struct {
 	onJobDeleting func(key string)
 	// onStatus sees every status the store took, lost responses too.
 	onStatus func(key string, cj *cronv1.CronJob)
+	// onCronJobRead sees every CronJob the controller read live.
+	onCronJobRead func(cj *cronv1.CronJob)
 	// missedUnder is, for each missed-run entry (modelMissedKey), the
 	// observedGeneration of the status write that first stored it: the
 	// spec the controller counted the miss under.
@@ -429,6 +431,9 @@ func (s *modelServer) reactCron(a core.Action) (bool, runtime.Object, error) {
 		s.calls = append(s.calls, call)
 		if !ok {
 			return true, nil, apierrors.NewNotFound(cronv1.Resource("cronjobs"), ga.GetName())
+		}
+		if s.onCronJobRead != nil {
+			s.onCronJobRead(cj.DeepCopy())
 		}
 		return true, cj.DeepCopy(), nil
 	case a.GetVerb() == "list":

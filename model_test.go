@@ -536,6 +536,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 	w.srv.onJobCreated = w.jobCreated
 	w.srv.onJobDeleting = w.noteRunEnds
 	w.srv.onStatus = w.noteStatus
+	w.srv.onCronJobRead = w.readLive
 	w.initMoves()
 	return w
 }
@@ -1491,6 +1492,20 @@ func (w *modelWalk) deliverOld() {
 	w.catchUpCals(calTo)
 }
 
+// readLive notes a live read of the CronJob a sync works on, when its
+// cache did not hold that CronJob (say, one deleted and created again under
+// the same name, behind a cache that still holds the old one): the sync
+// decides from what it read, so its view is the generation read.
+func (w *modelWalk) readLive(cj *cronv1.CronJob) {
+	x := w.curCJ
+	if x == nil || w.cur != nil || cj.UID != x.uid {
+		return
+	}
+	ctl := w.ctl
+	w.cur = &modelSyncRec{seq: len(x.records), step: w.step, at: w.now(), inst: ctl.id, lo: cj.Generation, hi: cj.Generation, cal: ctl.calCursor}
+	x.records = append(x.records, w.cur)
+}
+
 // sync runs one sync of x and checks the invariants on what it did.
 func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 	w.deliverOld()
@@ -1525,6 +1540,7 @@ func (w *modelWalk) sync(x *modelCJ, viaWorker, burst bool) time.Duration {
 
 	requeue, err, panicked, blocked := w.callSync(x.key)
 
+	rec = w.cur // readLive may have made it
 	w.cur, w.curCJ, w.curSettled = nil, nil, false
 	if viaWorker {
 		ctl.c.queue.Done(x.key)

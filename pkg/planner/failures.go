@@ -56,6 +56,9 @@ func (p *Plan) noteFinished(j Job) {
 		// Nothing counts outcomes: no work on the sync's path for them.
 		return
 	}
+	if p.countedBefore(j) {
+		return
+	}
 	at, scheduled := j.ScheduledAt()
 	switch {
 	case scheduled && !j.Manual():
@@ -71,6 +74,27 @@ func (p *Plan) noteFinished(j Job) {
 		at = done.Time
 	}
 	p.finished = append(p.finished, finishedRun{job: j, done: at})
+}
+
+// countedBefore reports whether the status this sync starts from has seen
+// j's outcome already. A Job is seen finished a second time only after a
+// cache older than that status (a hung watch, a standby's) showed it
+// running and a sync listed it active again. The status names the last
+// failed Job (the controller never makes two Jobs of one name), and
+// lastSuccessfulTime is the newest completion it saw: a Job that completed
+// no later was seen then, or finished before a success that was, whose
+// reset comes after its own; counted now, it would wipe the failures
+// counted since.
+func (p *Plan) countedBefore(j Job) bool {
+	st := &p.cj.Status
+	switch j.Finished() {
+	case batchv1.JobFailed:
+		return st.FailureStreak != nil && st.FailureStreak.LastFailedJob == j.GetName()
+	case batchv1.JobComplete:
+		done := j.CompletionTime()
+		return done != nil && st.LastSuccessfulTime != nil && !done.After(st.LastSuccessfulTime.Time)
+	}
+	return false
 }
 
 // observeFailures counts the outcomes seen in this sync and moves the

@@ -962,3 +962,36 @@ func TestTrialStartedAfterAGoneTrialIsFoundAgainNotStartedTwice(t *testing.T) {
 		t.Errorf("trialJob = %q, want %s", fs.TrialJob, trial.Name)
 	}
 }
+
+func TestAFailedJobCountsOnceWhateverTheCacheLag(t *testing.T) {
+	// The stored status counted the 09:00 Job's failure. A cache older than
+	// that status (a hung watch, a standby's) still shows the Job running,
+	// so a sync lists it active again; once the cache catches up, the Job
+	// leaves status.active failed a second time.
+	failed := runAt9(batchv1.JobFailed)
+	failed.failedAt = &metav1.Time{Time: at(-30 * time.Minute)}
+	stale := running(runAt9(""))
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(2, failed.Name))
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{stale}, Now: ten})
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{failed}, Now: at(time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.Count != 2 || fs.LastFailedJob != failed.Name || fs.PausedAt != nil {
+		t.Errorf("failureStreak = %+v, want count 2, lastFailedJob %s, not paused: one failed Job, counted once", fs, failed.Name)
+	}
+}
+
+func TestASuccessCountsOnceWhateverTheCacheLag(t *testing.T) {
+	// The stored status saw the 09:00 Job complete, then two later runs
+	// fail. A cache older than that status shows the 09:00 Job running, so
+	// a sync lists it active again; once the cache catches up, it leaves
+	// status.active complete a second time. Its success must not end the
+	// streak that came after it.
+	done := runAt9(batchv1.JobComplete)
+	stale := running(runAt9(""))
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(2, "cj-later"))
+	cj.Status.LastSuccessfulTime = done.complete.DeepCopy()
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{stale}, Now: ten})
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{done}, Now: at(time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.Count != 2 || fs.LastFailedJob != "cj-later" {
+		t.Errorf("failureStreak = %+v, want count 2, lastFailedJob cj-later: the success was counted before them", fs)
+	}
+}
