@@ -297,6 +297,17 @@ func (f *fixture) writtenStatus() *cronv1.CronJob {
 	return last
 }
 
+// statusWrites counts the UpdateStatus calls made.
+func (f *fixture) statusWrites() int {
+	n := 0
+	for _, a := range f.client.Actions() {
+		if _, ok := a.(core.UpdateAction); ok && a.GetSubresource() == "status" {
+			n++
+		}
+	}
+	return n
+}
+
 func jobName(t time.Time) string { return job.Name("cj", t) }
 
 func TestSyncCronJob(t *testing.T) {

@@ -190,3 +190,90 @@ func TestACrashAfterATrialStartsStartsNoSecondTrial(t *testing.T) {
 		t.Errorf("after the crash: created %v, want none while the 10:00 trial runs", got)
 	}
 }
+
+// pausedForATrial makes f's CronJob paused by two failures, its cool-down
+// over: its next due run is the trial.
+func pausedForATrial(f *fixture) {
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withFailurePolicy(2, 30*time.Minute), func(cj *cronv1.CronJob) {
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 2, LastFailedJob: jobName(at(-time.Hour)),
+			PausedAt: &metav1.Time{Time: at(-50 * time.Minute)}, Pauses: 1}
+	})
+}
+
+// The trial starts in a burst and its status is written at once; the next
+// sync starts no second trial.
+func TestATrialStartedInABurstIsWrittenAtOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	syncInABurst(t, ctx, c, key)
+	w := f.writtenStatus()
+	if w == nil || w.Status.FailureStreak == nil || w.Status.FailureStreak.TrialJob != jobName(topOfHour) {
+		t.Fatalf("after the burst sync: written %+v, want the status naming the 10:00 trial", w)
+	}
+	writes := f.statusWrites()
+	// The cache catches up with the write (the fake client keeps no
+	// resourceVersions, so the own-writes overlay cannot stand in).
+	cacheCronJob(t, cronFactory, w)
+	drainQueue(c)
+	f.clock.Step(time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 1 {
+		t.Errorf("created %v, want the trial once", got)
+	}
+	// (A second status write follows all the same, with or without a burst:
+	// the sync that starts the trial writes nextScheduleTime 11:00, the next
+	// one none; see planner TestTheSyncThatStartsATrialSaysWhatTheNextSyncSays.)
+	if got := f.statusWrites(); got > writes+1 {
+		t.Errorf("%d status writes after the next sync, want at most %d", got, writes+1)
+	}
+}
+
+// The trial starts in a burst and the write naming it meets a conflict: the
+// decision is kept, and the retry writes it without starting a second trial.
+func TestATrialWhoseStatusWriteFailsInABurstStartsOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "other"})
+	syncWantConflict(t, ctx, c, key, "the sync that starts the trial")
+	if got := created(f); len(got) != 1 || got[0] != jobName(topOfHour) {
+		t.Fatalf("created %v, want the 10:00 run as the trial", got)
+	}
+	stop()
+	drainQueue(c)
+	f.clock.Step(2 * time.Second)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if fs := w.Status.FailureStreak; fs == nil || fs.TrialJob != jobName(topOfHour) || fs.PausedAt == nil {
+		t.Errorf("after the retry: failureStreak %+v, want paused with the 10:00 trial named", fs)
+	}
+	if got := created(f); len(got) != 1 {
+		t.Errorf("created %v, want the trial once", got)
+	}
+}
+
+// A burst sync that starts an ordinary run (the pause ended) still defers
+// its status: only a new trial is written at once.
+func TestABurstRunThatIsNoTrialStillDefers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withFailurePolicy(2, 30*time.Minute), func(cj *cronv1.CronJob) {
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 1, LastFailedJob: jobName(at(-time.Hour))}
+	})
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	syncInABurst(t, ctx, c, key)
+	if got := created(f); len(got) != 1 {
+		t.Fatalf("created %v, want the 10:00 run", got)
+	}
+	if w := f.writtenStatus(); w != nil {
+		t.Errorf("the burst sync wrote %+v; want it deferred: no trial", w.Status)
+	}
+}

@@ -118,12 +118,7 @@ func TestJobFinishedBeforeItsDeferredStatusCostsOneStatusWrite(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	var statusWrites int
-	for _, a := range f.client.Actions() {
-		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
-			statusWrites++
-		}
-	}
+	statusWrites := f.statusWrites()
 	w := f.writtenStatus()
 	if statusWrites != 1 || w == nil || len(w.Status.Active) != 0 || w.Status.LastSuccessfulTime == nil {
 		t.Errorf("%d status writes, the last %+v; want one, recording the run started and finished", statusWrites, w)

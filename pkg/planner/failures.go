@@ -76,25 +76,31 @@ func (p *Plan) noteFinished(j Job) {
 	p.finished = append(p.finished, finishedRun{job: j, done: at})
 }
 
-// countedBefore reports whether the status this sync starts from has seen
-// j's outcome already. A Job is seen finished a second time only after a
-// cache older than that status (a hung watch, a standby's) showed it
-// running and a sync listed it active again. The status names the last
-// failed Job (the controller never makes two Jobs of one name), and
-// lastSuccessfulTime is the newest completion it saw: a Job that completed
-// no later was seen then, or finished before a success that was, whose
-// reset comes after its own; counted now, it would wipe the failures
-// counted since.
+// countedBefore reports whether the status this sync starts from has taken
+// j's failure into account already. A Job is seen finished a second time
+// only after a cache older than that status (a hung watch, a standby's)
+// showed it running and a sync listed it active again. The status names the
+// last failed Job (the controller never makes two Jobs of one name); and a
+// failure that finished before lastSuccessfulTime came before a success,
+// which in finish order resets the streak after it, so it adds nothing now.
+// (Within the same second the order is unknown, times being stored to the
+// second: such a failure counts.) Counted anyway, it would pause a CronJob whose last run
+// succeeded, and a pause holds runs.
+//
+// A success always counts: the status keeps no record of the successes it
+// counted (lastSuccessfulTime is to the second, and moves for Jobs whose
+// outcomes do not count), and one counted twice only resets the streak
+// again, which holds no run.
 func (p *Plan) countedBefore(j Job) bool {
-	st := &p.cj.Status
-	switch j.Finished() {
-	case batchv1.JobFailed:
-		return st.FailureStreak != nil && st.FailureStreak.LastFailedJob == j.GetName()
-	case batchv1.JobComplete:
-		done := j.CompletionTime()
-		return done != nil && st.LastSuccessfulTime != nil && !done.After(st.LastSuccessfulTime.Time)
+	if j.Finished() != batchv1.JobFailed {
+		return false
 	}
-	return false
+	st := &p.cj.Status
+	if st.FailureStreak != nil && st.FailureStreak.LastFailedJob == j.GetName() {
+		return true
+	}
+	done := j.FinishTime()
+	return done != nil && st.LastSuccessfulTime != nil && done.Before(st.LastSuccessfulTime)
 }
 
 // observeFailures counts the outcomes seen in this sync and moves the
@@ -421,6 +427,9 @@ func (p *Plan) startedRun(c Create, j Job) {
 	wasPaused := fs.PausedAt != nil
 	if c.Trial && fs.PausedAt != nil && fs.TrialJob == "" {
 		fs.TrialJob = j.GetName()
+		// While a trial runs no run is next (pausedNext); the next
+		// time was planned before the trial was chosen.
+		p.Status.NextScheduleTime = nil
 		p.event(corev1.EventTypeNormal, ReasonTrialRun, "Cool-down of %v over: Job %s is the trial run; its success resumes scheduled runs", p.coolDown(), j.GetName())
 	}
 	if j.Finished() == "" {

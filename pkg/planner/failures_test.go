@@ -979,19 +979,202 @@ func TestAFailedJobCountsOnceWhateverTheCacheLag(t *testing.T) {
 	}
 }
 
-func TestASuccessCountsOnceWhateverTheCacheLag(t *testing.T) {
-	// The stored status saw the 09:00 Job complete, then two later runs
-	// fail. A cache older than that status shows the 09:00 Job running, so
-	// a sync lists it active again; once the cache catches up, it leaves
-	// status.active complete a second time. Its success must not end the
-	// streak that came after it.
-	done := runAt9(batchv1.JobComplete)
-	stale := running(runAt9(""))
-	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(2, "cj-later"))
-	cj.Status.LastSuccessfulTime = done.complete.DeepCopy()
-	p1 := Decide(Input{CronJob: cj, Jobs: []Job{stale}, Now: ten})
-	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{done}, Now: at(time.Minute)})
-	if fs := p2.Status.FailureStreak; fs.Count != 2 || fs.LastFailedJob != "cj-later" {
-		t.Errorf("failureStreak = %+v, want count 2, lastFailedJob cj-later: the success was counted before them", fs)
+// Three runs of a minutely CronJob finish within one second (completion
+// times are stored to the second): the 09:57 run succeeds, the 09:58 run
+// fails, the 09:59 run succeeds, and the controller sees them in that order,
+// one sync each. The last success came after the failure and must end the
+// pause it opened; it is the first look at that Job's outcome.
+func TestASuccessAfterACountedFailureInTheSameSecondResumes(t *testing.T) {
+	s := at(time.Second) // 10:00:01, the second all three finished in
+	a := runOf(at(-3*time.Minute), batchv1.JobComplete)
+	a.complete = &metav1.Time{Time: s}
+	c := runOf(at(-2*time.Minute), batchv1.JobFailed)
+	c.failedAt = &metav1.Time{Time: s}
+	b := runOf(at(-time.Minute), batchv1.JobComplete)
+	b.complete = &metav1.Time{Time: s}
+	cj := cronJob(sched("* * * * *"), last(at(-time.Minute)), active(a, c, b), failurePolicy(1, 0, 0))
+
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{a, running(runOf(at(-2*time.Minute), "")), running(runOf(at(-time.Minute), ""))}, Now: at(2 * time.Second)})
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{a, c, running(runOf(at(-time.Minute), ""))}, Now: at(3 * time.Second)})
+	if fs := p2.Status.FailureStreak; fs.PausedAt == nil {
+		t.Fatalf("after the failure: failureStreak %+v, want paused (pauseAfter 1)", fs)
+	}
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: []Job{a, c, b}, Now: at(4 * time.Second)})
+	if fs := p3.Status.FailureStreak; fs.PausedAt != nil || fs.Count != 0 {
+		t.Errorf("after the 09:59 run's success, seen for the first time: failureStreak %+v, Paused %s; want resumed, count 0 (its success was skipped as counted before: it completed in the same second as lastSuccessfulTime)",
+			fs, pausedCondition(p3.Status))
+	}
+}
+
+// A replica whose clock ran ahead made the 12:00 run's Job at about 10:00;
+// it succeeded at 10:05. A sync before 12:00 leaves it uncounted (no run
+// yet) but moves lastSuccessfulTime to 10:05. At 12:00 its success must
+// count and end the streak (as the same Job failed counts, see
+// TestRunFromAClockAheadCountsOnceWhenItsTimeComes).
+func TestASuccessFromAClockAheadCountsWhenItsTimeComes(t *testing.T) {
+	for _, seenActive := range []bool{false, true} {
+		j := runOf(at(2*time.Hour), batchv1.JobComplete)
+		j.complete = &metav1.Time{Time: at(5 * time.Minute)}
+		opts := []func(*cronv1.CronJob){last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(2, "cj-x")}
+		if seenActive {
+			opts = append(opts, active(j))
+		}
+		cj := cronJob(opts...)
+		st := cj.Status
+		for i, now := range []time.Time{at(10 * time.Minute), at(2*time.Hour + time.Second), at(2*time.Hour + time.Minute)} {
+			p := Decide(Input{CronJob: withStatus(cj, st), Jobs: []Job{j}, Now: now})
+			st = p.Status
+			want := int32(2)
+			if !now.Before(at(2 * time.Hour)) {
+				want = 0
+			}
+			if fs := st.FailureStreak; fs.Count != want {
+				t.Errorf("seen active first %v, sync %d at %s: failureStreak %+v (lastSuccessfulTime %v), want count %d: the 12:00 run succeeded, counted once its time has come",
+					seenActive, i+1, now.Format("15:04:05"), fs, st.LastSuccessfulTime, want)
+				break
+			}
+		}
+	}
+}
+
+// A Job the controller did not make (it carries the CronJob's owner
+// reference, no scheduled-at annotation) is tracked but not counted; its
+// success still moves status.lastSuccessfulTime. The 09:00 run's success,
+// seen a sync later than that Job's later success, must still end the
+// streak: the foreign Job's success is no outcome the status counted.
+func TestARunsSuccessIsNotSilencedByTheSuccessOfAJobTheControllerDidNotMake(t *testing.T) {
+	foreign := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: "by-hand", Namespace: "default", UID: types.UID("uid-by-hand")},
+		finished: batchv1.JobComplete, complete: &metav1.Time{Time: at(-50 * time.Minute)}}
+	nine := runAt9(batchv1.JobComplete) // complete at 09:05
+	nine.complete = &metav1.Time{Time: at(-55 * time.Minute)}
+	cj := cronJob(last(at(-time.Hour)), active(foreign, nine), failurePolicy(3, 0, 0), failing(2, "cj-x"))
+
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{foreign, running(runAt9(""))}, Now: at(-45 * time.Minute)})
+	if fs := p1.Status.FailureStreak; fs.Count != 2 {
+		t.Fatalf("after the foreign Job's success: failureStreak %+v, want count 2: it does not count", fs)
+	}
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{foreign, nine}, Now: at(-44 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.Count != 0 || fs.LastFailedJob != "" {
+		t.Errorf("after the 09:00 run's success: failureStreak %+v, want count 0: its success, seen for the first time, ends the streak (skipped: it completed before lastSuccessfulTime, which a Job that never counts set)", fs)
+	}
+}
+
+// The trial's success must end the pause though a Job the controller did
+// not make completed later and was seen first.
+func TestATrialsSuccessResumesThoughAnUncountedJobSucceededLater(t *testing.T) {
+	foreign := &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: "by-hand", Namespace: "default", UID: types.UID("uid-by-hand")},
+		finished: batchv1.JobComplete, complete: &metav1.Time{Time: at(-50 * time.Minute)}}
+	trial := runAt9(batchv1.JobComplete)
+	trial.complete = &metav1.Time{Time: at(-55 * time.Minute)}
+	cj := cronJob(last(at(-time.Hour)), active(foreign, trial), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"),
+		pausedSince(at(-2*time.Hour), 1, trial.Name))
+
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{foreign, running(runAt9(""))}, Now: at(-45 * time.Minute)})
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{foreign, trial}, Now: at(-44 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.PausedAt != nil {
+		t.Errorf("after the trial's success: failureStreak %+v, Paused %s, events %v; want resumed", fs, pausedCondition(p2.Status), eventsOf(p2))
+	}
+}
+
+// The 08:00 run failed (counted: lastFailedJob), then the 09:00 run
+// succeeded (counted: the streak ends, lastFailedJob cleared). A cache older
+// than that status shows the 08:00 Job running; once it catches up, the
+// 08:00 Job leaves status.active failed again. Its failure was counted and
+// wiped by the success after it: counted again, it starts a streak that
+// pauses a CronJob whose last run succeeded.
+func TestAFailureEndedByASuccessCountsOnceWhateverTheCacheLag(t *testing.T) {
+	eight := runOf(at(-2*time.Hour), batchv1.JobFailed)
+	eight.failedAt = &metav1.Time{Time: at(-110 * time.Minute)}
+	nine := runAt9(batchv1.JobComplete)
+	cj := cronJob(last(at(-time.Hour)), active(eight), failurePolicy(1, 0, 0))
+
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{eight, running(runAt9(""))}, Now: at(-100 * time.Minute)})
+	if fs := p1.Status.FailureStreak; fs.PausedAt == nil || fs.LastFailedJob != eight.Name {
+		t.Fatalf("after 08:00's failure: %+v, want paused", fs)
+	}
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{eight, nine}, Now: at(-50 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.PausedAt != nil || fs.Count != 0 {
+		t.Fatalf("after 09:00's success: %+v, want resumed", fs)
+	}
+	// A stale cache: the 08:00 Job running again.
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: []Job{running(runOf(at(-2*time.Hour), "")), nine}, Now: at(-40 * time.Minute)})
+	p4 := Decide(Input{CronJob: withStatus(cj, p3.Status), Jobs: []Job{eight, nine}, Now: at(-30 * time.Minute)})
+	if fs := p4.Status.FailureStreak; fs.Count != 0 || fs.PausedAt != nil {
+		t.Errorf("the 08:00 failure seen again: failureStreak %+v, Paused %s; want count 0, not paused: counted once, and the 09:00 success after it ended its streak",
+			fs, pausedCondition(p4.Status))
+	}
+}
+
+// Outcomes count in the order the Jobs finished whatever the syncs: the
+// 09:00 run failed at 09:50, the 09:30 run succeeded at 09:55; the success
+// is seen first, the failure a sync later. In finish order the success ends
+// the streak. (Not from this change: the failure side has no check.)
+func TestAFailureSeenAfterALaterSuccessStartsNoStreak(t *testing.T) {
+	nine := runOf(at(-time.Hour), batchv1.JobFailed)
+	nine.failedAt = &metav1.Time{Time: at(-10 * time.Minute)}
+	ninethirty := runOf(at(-30*time.Minute), batchv1.JobComplete)
+	ninethirty.complete = &metav1.Time{Time: at(-5 * time.Minute)}
+	cj := cronJob(sched("0,30 * * * *"), last(at(-30*time.Minute)), active(nine, ninethirty), failurePolicy(1, 0, 0))
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{running(runOf(at(-time.Hour), "")), ninethirty}, Now: at(-4 * time.Minute)})
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{nine, ninethirty}, Now: at(-3 * time.Minute)})
+	together := Decide(Input{CronJob: cj, Jobs: []Job{nine, ninethirty}, Now: at(-3 * time.Minute)})
+	if a, b := p2.Status.FailureStreak, together.Status.FailureStreak; a.Count != b.Count || (a.PausedAt == nil) != (b.PausedAt == nil) {
+		t.Errorf("the same outcomes counted two ways: seen one by one %+v, seen together %+v", a, b)
+	}
+}
+
+// lastFailedJob silences a failed Job by name only: the trial (a new run)
+// failing right after the streak's last failure still counts and reopens.
+func TestATrialFailingAfterTheStreakCountsAndReopens(t *testing.T) {
+	trial := runOf(ten, batchv1.JobFailed)
+	trial.failedAt = &metav1.Time{Time: at(5 * time.Minute)}
+	cj := cronJob(last(ten), active(trial), failurePolicy(1, 30*time.Minute, 0), failing(1, runAt9("").Name),
+		pausedSince(at(-50*time.Minute), 1, trial.Name))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{trial}, Now: at(6 * time.Minute)})
+	if fs := p.Status.FailureStreak; fs.Pauses != 2 || fs.Count != 2 || fs.LastFailedJob != trial.Name || fs.TrialJob != "" {
+		t.Errorf("failureStreak %+v, want pauses 2, count 2, lastFailedJob %s", fs, trial.Name)
+	}
+	// Seen again through a stale cache: counted once.
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{running(runOf(ten, ""))}, Now: at(7 * time.Minute)})
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: []Job{trial}, Now: at(8 * time.Minute)})
+	if fs := p3.Status.FailureStreak; fs.Pauses != 2 || fs.Count != 2 {
+		t.Errorf("the failed trial seen again: failureStreak %+v, want pauses 2, count 2", fs)
+	}
+}
+
+// The sync that starts the trial and the next sync, with nothing changed
+// between them but a second, decide the same status: while the trial runs
+// no run is next (pausedNext), so nextScheduleTime is unset from the start.
+func TestTheSyncThatStartsATrialSaysWhatTheNextSyncSays(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if len(p.Creates) != 1 || !p.Creates[0].Trial {
+		t.Fatalf("creates = %+v, want the trial", p.Creates)
+	}
+	trial := running(runOf(ten, ""))
+	p.Started(p.Creates[0], trial, false)
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
+	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; (a == nil) != (b == nil) || a != nil && !a.Equal(b) {
+		t.Errorf("nextScheduleTime: %v from the sync that started the trial, %v from the next: the next sync writes the status again for nothing", a, b)
+	}
+}
+
+// The trial, made early by a replica whose clock ran ahead, succeeded
+// before its time. Its success must end the pause once its time has come,
+// as it did before countedBefore: the sync before its time moved
+// lastSuccessfulTime to its completion without counting it.
+func TestATrialsSuccessFromAClockAheadResumesWhenItsTimeComes(t *testing.T) {
+	trial := runOf(ten, batchv1.JobComplete)
+	trial.complete = &metav1.Time{Time: at(-5 * time.Minute)}
+	cj := cronJob(last(at(-time.Hour)), active(trial), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"),
+		pausedSince(at(-70*time.Minute), 1, trial.Name))
+	st := cj.Status
+	for _, now := range []time.Time{at(-4 * time.Minute), at(time.Second), at(time.Minute)} {
+		p := Decide(Input{CronJob: withStatus(cj, st), Jobs: []Job{trial}, Now: now})
+		st = p.Status
+	}
+	if fs := st.FailureStreak; fs.PausedAt != nil || fs.Count != 0 {
+		t.Errorf("at 10:01: failureStreak %+v, Paused %s, lastSuccessfulTime %v; want resumed: the trial succeeded",
+			fs, pausedCondition(st), st.LastSuccessfulTime)
 	}
 }
