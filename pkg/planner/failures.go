@@ -87,10 +87,13 @@ func (p *Plan) noteFinished(j Job) {
 // second: such a failure counts.) Counted anyway, it would pause a CronJob whose last run
 // succeeded, and a pause holds runs.
 //
-// A success always counts: the status keeps no record of the successes it
-// counted (lastSuccessfulTime is to the second, and moves for Jobs whose
-// outcomes do not count), and one counted twice only resets the streak
-// again, which holds no run.
+// A success always counts here: the status keeps no record of the
+// successes it counted (lastSuccessfulTime is to the second, and moves for
+// Jobs whose outcomes do not count). Counted twice, it resets the streak
+// again, which holds no run; one that finished before the pause opened ends
+// nothing (countOutcome). The price of lastSuccessfulTime moving for
+// uncounted Jobs is that a failure seen after such a later success is not
+// counted: fewer pauses, never one too many.
 func (p *Plan) countedBefore(j Job) bool {
 	if j.Finished() != batchv1.JobFailed {
 		return false
@@ -99,8 +102,25 @@ func (p *Plan) countedBefore(j Job) bool {
 	if st.FailureStreak != nil && st.FailureStreak.LastFailedJob == j.GetName() {
 		return true
 	}
+	if p.isTrial(j) {
+		// lastSuccessfulTime also moves for Jobs whose outcomes do not
+		// count; a trial's failure skipped for one would leave the
+		// breaker neither reopened nor closed.
+		return false
+	}
 	done := j.FinishTime()
 	return done != nil && st.LastSuccessfulTime != nil && done.Before(st.LastSuccessfulTime)
+}
+
+// isTrial reports whether j is the trial run, as the status this sync
+// starts from or its own decision names it.
+func (p *Plan) isTrial(j Job) bool {
+	for _, fs := range []*cronv1.FailureStreak{p.cj.Status.FailureStreak, p.Status.FailureStreak} {
+		if fs != nil && fs.TrialJob != "" && fs.TrialJob == j.GetName() {
+			return true
+		}
+	}
+	return false
 }
 
 // observeFailures counts the outcomes seen in this sync and moves the
@@ -216,6 +236,12 @@ func (p *Plan) countOutcome(j Job) {
 		}
 	case batchv1.JobComplete:
 		if fs.PausedAt != nil {
+			if done := j.FinishTime(); done != nil && done.Before(fs.PausedAt) {
+				// In finish order it came before the failure that
+				// opened the pause: seen only now (a stale cache brought
+				// it back), it ends nothing.
+				return
+			}
 			p.resume(fmt.Sprintf("Job %s succeeded", j.GetName()), p.finishedAt(j))
 		}
 		fs.Count, fs.LastFailedJob = 0, ""
@@ -427,12 +453,14 @@ func (p *Plan) startedRun(c Create, j Job) {
 	wasPaused := fs.PausedAt != nil
 	if c.Trial && fs.PausedAt != nil && fs.TrialJob == "" {
 		fs.TrialJob = j.GetName()
-		// While a trial runs no run is next (pausedNext); the next
-		// time was planned before the trial was chosen.
-		p.Status.NextScheduleTime = nil
 		p.event(corev1.EventTypeNormal, ReasonTrialRun, "Cool-down of %v over: Job %s is the trial run; its success resumes scheduled runs", p.coolDown(), j.GetName())
 	}
 	if j.Finished() == "" {
+		if fs.TrialJob == j.GetName() {
+			// While a trial runs no run is next (pausedNext); the next
+			// time was planned before the trial was chosen.
+			p.Status.NextScheduleTime = nil
+		}
 		p.noteBreaker(wasPaused)
 		return
 	}

@@ -1178,3 +1178,104 @@ func TestATrialsSuccessFromAClockAheadResumesWhenItsTimeComes(t *testing.T) {
 			fs, pausedCondition(st), st.LastSuccessfulTime)
 	}
 }
+
+// byHand is a Job the controller did not make (no scheduled-at annotation)
+// that completed at done: its outcome does not count, but it moves
+// status.lastSuccessfulTime.
+func byHand(done time.Time) *fakeJob {
+	return &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: "by-hand", Namespace: "default", UID: types.UID("uid-by-hand")},
+		finished: batchv1.JobComplete, complete: &metav1.Time{Time: done}}
+}
+
+// The trial (the 10:00 run) failed at 10:05; a Job made by hand completed
+// at 10:06 and was seen first. The trial's failure must reopen the pause
+// (pauses 2, the cool-down doubled, a Paused Event), not be dropped as seen
+// before, leaving the pause with no trial and its cool-down already over.
+func TestATrialsFailureReopensThoughAnUncountedJobSucceededLater(t *testing.T) {
+	trial := runOf(ten, batchv1.JobFailed)
+	trial.failedAt = &metav1.Time{Time: at(5 * time.Minute)}
+	foreign := byHand(at(6 * time.Minute))
+	cj := cronJob(sched("*/10 * * * *"), last(ten), active(trial, foreign), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"),
+		pausedSince(at(-50*time.Minute), 1, trial.Name))
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{running(runOf(ten, "")), foreign}, Now: at(7 * time.Minute)})
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{trial, foreign}, Now: at(8 * time.Minute)})
+	fs := p2.Status.FailureStreak
+	if fs.Pauses != 2 || fs.LastFailedJob != trial.Name || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(5*time.Minute)) || !hasEvent(p2, ReasonPaused) {
+		t.Errorf("after the trial's failure: failureStreak %+v, Paused %s, events %v; want reopened as of 10:05, pauses 2, lastFailedJob %s",
+			fs, pausedCondition(p2.Status), eventsOf(p2), trial.Name)
+	}
+	// What follows: the 10:10 run must not start as a second trial at once.
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: []Job{trial, foreign}, Now: at(10*time.Minute + time.Second)})
+	if len(p3.Creates) != 0 {
+		t.Errorf("at 10:10:01, 5 minutes after the trial failed: creates %+v; want none before a doubled cool-down (an hour)", p3.Creates)
+	}
+}
+
+// 08:00 succeeded (counted), then 09:00 and 09:30 failed: paused. A cache
+// older than those statuses shows the 08:00 Job running again; once it
+// catches up the 08:00 Job leaves status.active complete again. Its success
+// was counted long before the failures that paused: counted again, it ends
+// the pause (Resumed, "Job cj-... succeeded") though the last two runs
+// failed.
+func TestASuccessSeenAgainThroughAStaleCacheDoesNotEndALaterPause(t *testing.T) {
+	eight := runOf(at(-2*time.Hour), batchv1.JobComplete) // completes 08:05
+	nine := runAt9(batchv1.JobFailed)
+	nine.failedAt = &metav1.Time{Time: at(-50 * time.Minute)}
+	ninethirty := runOf(at(-30*time.Minute), batchv1.JobFailed)
+	ninethirty.failedAt = &metav1.Time{Time: at(-20 * time.Minute)}
+	cj := cronJob(sched("0,30 * * * *"), last(at(-30*time.Minute)), failurePolicy(2, 0, 0), active(eight))
+	p1 := Decide(Input{CronJob: cj, Jobs: []Job{eight}, Now: at(-100 * time.Minute)})
+	cj2 := withStatus(cj, p1.Status)
+	cj2.Status.Active = nil
+	cj2 = withStatus(cj2, cj2.Status)
+	active(nine, ninethirty)(cj2)
+	p2 := Decide(Input{CronJob: cj2, Jobs: []Job{eight, nine, ninethirty}, Now: at(-15 * time.Minute)})
+	if fs := p2.Status.FailureStreak; fs.PausedAt == nil || fs.Count != 2 {
+		t.Fatalf("after 09:00 and 09:30 failed: %+v, want paused", fs)
+	}
+	// A stale cache: the 08:00 Job running again, then complete again.
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: []Job{running(runOf(at(-2*time.Hour), "")), nine, ninethirty}, Now: at(-10 * time.Minute)})
+	p4 := Decide(Input{CronJob: withStatus(cj, p3.Status), Jobs: []Job{eight, nine, ninethirty}, Now: at(-5 * time.Minute)})
+	if fs := p4.Status.FailureStreak; fs.PausedAt == nil || fs.Count != 2 {
+		t.Errorf("the 08:00 success seen again: failureStreak %+v, Paused %s, events %v; want still paused, count 2",
+			fs, pausedCondition(p4.Status), eventsOf(p4))
+	}
+}
+
+// The sync that starts the trial finds its Job finished already (made by a
+// sync whose status write was lost), complete: the pause ends in that sync,
+// so scheduled runs resume and the next time must show, as the next sync
+// would say.
+func TestATrialFoundSucceededAtItsStartShowsTheNextRun(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if len(p.Creates) != 1 || !p.Creates[0].Trial {
+		t.Fatalf("creates = %+v, want the trial", p.Creates)
+	}
+	trial := runOf(ten, batchv1.JobComplete)
+	trial.complete = &metav1.Time{Time: at(time.Second)}
+	p.Started(p.Creates[0], trial, false)
+	if fs := p.Status.FailureStreak; fs.PausedAt != nil {
+		t.Fatalf("failureStreak %+v, want resumed", fs)
+	}
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
+	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; (a == nil) != (b == nil) || a != nil && !a.Equal(b) {
+		t.Errorf("nextScheduleTime: %v from the sync that started (and resumed by) the trial, %v from the next", a, b)
+	}
+}
+
+// Several schedules: the trial starts from one; while it runs no run is
+// next, whichever schedule. The sync that starts it and the next agree.
+func TestTheSyncThatStartsATrialOfSeveralSchedulesSaysWhatTheNextSyncSays(t *testing.T) {
+	cj := cronJob(schedules("0 * * * *", "5 * * * *"), last(at(-55*time.Minute)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if len(p.Creates) != 1 || !p.Creates[0].Trial {
+		t.Fatalf("creates = %+v, want the trial", p.Creates)
+	}
+	trial := running(runOf(ten, ""))
+	p.Started(p.Creates[0], trial, false)
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
+	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; (a == nil) != (b == nil) || a != nil && !a.Equal(b) {
+		t.Errorf("nextScheduleTime: %v from the sync that started the trial, %v from the next", a, b)
+	}
+}
