@@ -1144,19 +1144,33 @@ func TestATrialFailingAfterTheStreakCountsAndReopens(t *testing.T) {
 
 // The sync that starts the trial and the next sync, with nothing changed
 // between them but a second, decide the same status: while the trial runs
-// no run is next (pausedNext), so nextScheduleTime is unset from the start.
+// no run is next (pausedNext), whichever schedule, so nextScheduleTime is
+// unset from the start.
 func TestTheSyncThatStartsATrialSaysWhatTheNextSyncSays(t *testing.T) {
-	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
-	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
-	if len(p.Creates) != 1 || !p.Creates[0].Trial {
-		t.Fatalf("creates = %+v, want the trial", p.Creates)
+	for name, sched := range map[string]func(*cronv1.CronJob){
+		"one schedule": last(at(-time.Hour)),
+		"several schedules": func(cj *cronv1.CronJob) {
+			schedules("0 * * * *", "5 * * * *")(cj)
+			last(at(-55 * time.Minute))(cj)
+		},
+	} {
+		cj := cronJob(sched, failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+		p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+		if len(p.Creates) != 1 || !p.Creates[0].Trial {
+			t.Fatalf("%s: creates = %+v, want the trial", name, p.Creates)
+		}
+		trial := running(runOf(ten, ""))
+		p.Started(p.Creates[0], trial, false)
+		p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
+		if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; !sameTime(a, b) {
+			t.Errorf("%s: nextScheduleTime: %v from the sync that started the trial, %v from the next: the next sync writes the status again for nothing", name, a, b)
+		}
 	}
-	trial := running(runOf(ten, ""))
-	p.Started(p.Creates[0], trial, false)
-	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
-	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; (a == nil) != (b == nil) || a != nil && !a.Equal(b) {
-		t.Errorf("nextScheduleTime: %v from the sync that started the trial, %v from the next: the next sync writes the status again for nothing", a, b)
-	}
+}
+
+// sameTime reports whether two optional times are both unset or equal.
+func sameTime(a, b *metav1.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(b))
 }
 
 // The trial, made early by a replica whose clock ran ahead, succeeded
@@ -1259,23 +1273,7 @@ func TestATrialFoundSucceededAtItsStartShowsTheNextRun(t *testing.T) {
 		t.Fatalf("failureStreak %+v, want resumed", fs)
 	}
 	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
-	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; (a == nil) != (b == nil) || a != nil && !a.Equal(b) {
+	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; !sameTime(a, b) {
 		t.Errorf("nextScheduleTime: %v from the sync that started (and resumed by) the trial, %v from the next", a, b)
-	}
-}
-
-// Several schedules: the trial starts from one; while it runs no run is
-// next, whichever schedule. The sync that starts it and the next agree.
-func TestTheSyncThatStartsATrialOfSeveralSchedulesSaysWhatTheNextSyncSays(t *testing.T) {
-	cj := cronJob(schedules("0 * * * *", "5 * * * *"), last(at(-55*time.Minute)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
-	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
-	if len(p.Creates) != 1 || !p.Creates[0].Trial {
-		t.Fatalf("creates = %+v, want the trial", p.Creates)
-	}
-	trial := running(runOf(ten, ""))
-	p.Started(p.Creates[0], trial, false)
-	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
-	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; (a == nil) != (b == nil) || a != nil && !a.Equal(b) {
-		t.Errorf("nextScheduleTime: %v from the sync that started the trial, %v from the next", a, b)
 	}
 }
