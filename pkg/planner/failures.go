@@ -82,10 +82,10 @@ func (p *Plan) noteFinished(j Job) {
 // showed it running and a sync listed it active again. The status names the
 // last failed Job (the controller never makes two Jobs of one name); and a
 // failure that finished before lastSuccessfulTime came before a success,
-// which in finish order resets the streak after it, so it adds nothing now.
-// (Within the same second the order is unknown, times being stored to the
-// second: such a failure counts.) Counted anyway, it would pause a CronJob whose last run
-// succeeded, and a pause holds runs.
+// which in finish order resets the streak after it, so it adds nothing now:
+// counted, it would pause a CronJob whose last run succeeded, and a pause
+// holds runs. Within the same second the order is unknown (times are stored
+// to the second), so such a failure counts.
 //
 // A success always counts here: the status keeps no record of the
 // successes it counted (lastSuccessfulTime is to the second, and moves for
