@@ -27,6 +27,9 @@ type Config struct {
 	Gatherer    prometheus.Gatherer
 	// Ready reports readiness for /readyz (caches synced).
 	Ready func() bool
+	// Live reports liveness for /healthz: what the process does, and an
+	// error when it is stuck (see pkg/liveness). Nil: always alive.
+	Live func() (string, error)
 	// Profiling adds Go's /debug/pprof handlers beside /metrics.
 	Profiling bool
 }
@@ -56,7 +59,18 @@ func Start(ctx context.Context, cfg Config) error {
 	}
 	if cfg.HealthAddr != Disabled && cfg.HealthAddr != "" {
 		m := mux(cfg.HealthAddr)
-		m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if cfg.Live == nil {
+				fmt.Fprintln(w, "ok")
+				return
+			}
+			state, err := cfg.Live()
+			if err != nil {
+				http.Error(w, state+": "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok:", state)
+		})
 		m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 			if !cfg.Ready() {
 				http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
