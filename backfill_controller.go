@@ -28,6 +28,7 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
@@ -76,6 +77,11 @@ type BackfillController struct {
 	// Jobs share), and its CronJob, in a shard of its own, may be in no
 	// cache here (see cronJob).
 	shards *shard.Set
+	// cachesPrepared, handlers and probe are the CronJob controller's
+	// (WithPreparedCaches, Detach, WithProbe).
+	cachesPrepared bool
+	handlers       attachments
+	probe          *liveness.Probe
 }
 
 // BackfillOption configures a BackfillController.
@@ -84,6 +90,23 @@ type BackfillOption func(*BackfillController)
 // WithBackfillLeaseGrace is WithLeaseGrace for the Backfill controller.
 func WithBackfillLeaseGrace(d time.Duration) BackfillOption {
 	return func(c *BackfillController) { c.leaseGrace = d }
+}
+
+// WithBackfillPreparedCaches is WithPreparedCaches for the Backfill
+// controller (prepareBackfillCaches).
+func WithBackfillPreparedCaches() BackfillOption {
+	return func(c *BackfillController) { c.cachesPrepared = true }
+}
+
+// WithBackfillProbe is WithProbe for the Backfill controller.
+func WithBackfillProbe(p *liveness.Probe) BackfillOption {
+	return func(c *BackfillController) { c.probe = p }
+}
+
+// Detach takes the controller's event handlers off the shared informers,
+// once Run has returned.
+func (c *BackfillController) Detach() error {
+	return c.handlers.detach()
 }
 
 // WithBackfillShards makes the controller work only the Backfills of the
@@ -129,27 +152,26 @@ func NewBackfillController(
 	for _, opt := range opts {
 		opt(c)
 	}
-	if err := backfillInformer.Informer().AddIndexers(cache.Indexers{backfillsByCronJob: indexByCronJobName}); err != nil {
-		return nil, fmt.Errorf("adding the Backfill index: %w", err)
+	if !c.cachesPrepared {
+		if err := prepareBackfillCaches(jobInformer.Informer(), backfillInformer.Informer()); err != nil {
+			return nil, err
+		}
 	}
-	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByBackfill: indexByBackfill}); err != nil {
-		return nil, fmt.Errorf("adding the Job index by Backfill: %w", err)
-	}
-	if _, err := backfillInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.handlers.add(backfillInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
 		DeleteFunc: c.enqueue,
 	}); err != nil {
 		return nil, fmt.Errorf("adding Backfill handlers: %w", err)
 	}
-	if _, err := cronJobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.handlers.add(cronJobInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueFor,
 		UpdateFunc: func(_, obj any) { c.enqueueFor(obj) },
 		DeleteFunc: c.enqueueFor,
 	}); err != nil {
 		return nil, fmt.Errorf("adding CronJob handlers for Backfills: %w", err)
 	}
-	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.handlers.add(jobInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueController,
 		UpdateFunc: func(_, obj any) {
 			if j, ok := obj.(metav1.Object); ok && !slices.Contains(j.GetFinalizers(), backfill.Finalizer) {
@@ -312,6 +334,7 @@ func (c *BackfillController) Run(ctx context.Context, workers int) error {
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
+	drain(c.queue)
 	logger.Info("Backfill workers stopped")
 	return nil
 }
@@ -328,6 +351,7 @@ func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
 	}
 	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.clock)
 	defer cancel()
+	defer c.probe.SyncStarted()()
 	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "backfill", key))
 	syncCtx, done, ok := c.holdShard(syncCtx, key)
 	if !ok {

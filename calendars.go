@@ -39,16 +39,13 @@ func WithCalendars(informer informers.CalendarInformer) Option {
 // name it, so an edit takes effect at their next due time (a sync settles
 // the times before it, and decides the rest under the new Calendar).
 func (c *Controller) watchCalendars() error {
-	if err := c.cronJobInformer.AddIndexers(cache.Indexers{cronJobsByCalendar: indexByCalendar}); err != nil {
-		return fmt.Errorf("adding the CronJob index by Calendar: %w", err)
-	}
 	if c.calendarInformer == nil {
 		return nil
 	}
 	informer := c.calendarInformer.Informer()
 	c.calendarIndexer = informer.GetIndexer()
 	c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	err := c.handlers.add(informer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.calendarChanged,
 		UpdateFunc: c.updateCalendar,
 		DeleteFunc: c.deleteCalendar,

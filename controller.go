@@ -32,6 +32,7 @@ import (
 	cronscheme "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/scheme"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
@@ -130,6 +131,16 @@ type Controller struct {
 	// leaseGrace bounds a sync once the workers' context ends
 	// (syncContext); 0: the sync finishes, up to syncTimeout.
 	leaseGrace time.Duration
+
+	// cachesPrepared says the informers were prepared (prepareCaches)
+	// before they started, by the process; else NewController does it.
+	cachesPrepared bool
+	// handlers are this controller's event handlers on the shared
+	// informers, taken off by Detach when its term ends.
+	handlers attachments
+	// probe learns of every sync under way, so /healthz can tell a stuck
+	// worker; nil: none.
+	probe *liveness.Probe
 }
 
 // Option changes how NewController builds a Controller.
@@ -148,6 +159,18 @@ func WithLeaseGrace(d time.Duration) Option {
 	return func(c *Controller) { c.leaseGrace = d }
 }
 
+// WithPreparedCaches builds the controller on informers prepared with
+// prepareCaches (and started, perhaps long ago): a term after the first of
+// a replica that lost its Lease and won it back.
+func WithPreparedCaches() Option {
+	return func(c *Controller) { c.cachesPrepared = true }
+}
+
+// WithProbe reports each sync under way to p (see pkg/liveness).
+func WithProbe(p *liveness.Probe) Option {
+	return func(c *Controller) { c.probe = p }
+}
+
 // WithShards makes the controller work only the CronJobs of the shards s
 // holds. The informers must be fed through shard.Filters of s.
 func WithShards(s *shard.Set) Option {
@@ -155,7 +178,9 @@ func WithShards(s *shard.Set) Option {
 }
 
 // NewController wires the event handlers and the Job index into the given
-// informers. Call it before the informer factories start.
+// informers. Call it before the informer factories start, or on informers
+// prepared before they started (WithPreparedCaches); Detach takes the
+// handlers off again.
 func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
@@ -205,28 +230,22 @@ func NewController(
 		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 	}
 
-	// The caches hold every Job and CronJob of the cluster for the life of
-	// the process: keep them in their slim forms.
-	if err := jobInformer.Informer().SetTransform(slim.FromJob); err != nil {
-		return nil, fmt.Errorf("setting the Job transform: %w", err)
-	}
-	if err := cronJobInformer.Informer().SetTransform(slim.FromCronJob); err != nil {
-		return nil, fmt.Errorf("setting the CronJob transform: %w", err)
-	}
-	if err := jobInformer.Informer().AddIndexers(cache.Indexers{jobsByControllerUID: indexByControllerUID, jobsByRecordOf: indexByRecordOf}); err != nil {
-		return nil, fmt.Errorf("adding the Job index: %w", err)
+	if !c.cachesPrepared {
+		if err := prepareCaches(jobInformer.Informer(), cronJobInformer.Informer()); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.watchCalendars(); err != nil {
 		return nil, err
 	}
-	if _, err := cronJobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.handlers.add(cronJobInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueCronJob,
 		UpdateFunc: c.updateCronJob,
 		DeleteFunc: c.deleteCronJob,
 	}); err != nil {
 		return nil, fmt.Errorf("adding CronJob handlers: %w", err)
 	}
-	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.handlers.add(jobInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.addJob,
 		UpdateFunc: c.updateJob,
 		DeleteFunc: c.deleteJob,
@@ -273,6 +292,13 @@ func indexByRecordOf(obj any) ([]string, error) {
 	return nil, nil
 }
 
+// Detach takes the controller's event handlers off the shared informers,
+// once Run has returned: the informers go on, for the next term's
+// controller.
+func (c *Controller) Detach() error {
+	return c.handlers.detach()
+}
+
 // HasSynced reports whether the informer caches have listed once, which
 // makes the controller ready (also as a standby without the lease).
 func (c *Controller) HasSynced() bool {
@@ -317,6 +343,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Shutting down: waiting for workers to finish their items")
 	c.queue.ShutDown()
 	wg.Wait()
+	drain(c.queue)
 	c.flushDeferred(lastWrites)
 	logger.Info("Workers stopped")
 	return nil
@@ -350,6 +377,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// lease grace under leader election.
 	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.clock)
 	defer cancel()
+	defer c.probe.SyncStarted()()
 	if c.shards != nil {
 		held, done, ok := c.holdShard(syncCtx, key)
 		if !ok {

@@ -1,71 +1,156 @@
 package main
 
-// Tests of leader election (runAsLeader, the lease flags): the Lease is
-// released only after the work stops, and a sync's grace ends before a
-// standby may lead.
+// Tests of leader election (runAsLeader, the lease flags): a lost Lease
+// stops the work and the replica campaigns again, the Lease is released
+// only after the work stops, and a sync's grace ends before a standby may
+// lead.
 
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	cronfake "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
+	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 )
 
-// When the leader's renewals fail, nothing gives the Lease up before the
-// work stops: client-go's ReleaseOnCancel would release it before it ends
-// the work's context, and the next leader could lead while this replica's
-// syncs still run. The Lease is not released on loss at all (the standby
-// waits out the lease duration), and the process reports the loss.
-func TestLeaseNotReleasedBeforeWorkersStop(t *testing.T) {
-	client := fake.NewSimpleClientset()
-	var failRenew atomic.Bool
-	released := make(chan error, 1)
-	var workCtx atomic.Pointer[context.Context]
-	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		l := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
-		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
-			if c := workCtx.Load(); c != nil {
-				select {
-				case released <- (*c).Err():
-				default:
-				}
+// leaseOutage is a fake API server whose Lease writes can be made to fail,
+// as an API server that stopped answering would, and that tells which
+// writes released the Lease (no holder).
+type leaseOutage struct {
+	client   *fake.Clientset
+	down     atomic.Bool
+	releases atomic.Int32
+}
+
+func newLeaseOutage(objects ...runtime.Object) *leaseOutage {
+	o := &leaseOutage{client: fake.NewClientset(objects...)}
+	o.client.PrependReactor("*", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if u, ok := a.(k8stesting.UpdateAction); ok {
+			if l := u.GetObject().(*coordinationv1.Lease); l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+				o.releases.Add(1)
 			}
-			return false, nil, nil
 		}
-		if failRenew.Load() {
+		if o.down.Load() {
 			return true, nil, errors.New("API server too slow")
 		}
 		return false, nil, nil
 	})
-	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "leader-test",
+	return o
+}
+
+// fastLease are durations that make a lost Lease quick to see: a lease
+// of 1.5 s, renewals given up after 0.6 s.
+func fastLease(id string) options {
+	return options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: id,
 		leaseDuration: 1500 * time.Millisecond, renewDeadline: 600 * time.Millisecond, retryPeriod: 100 * time.Millisecond}
+}
+
+// waitForRole waits until the probe says role.
+func waitForRole(t *testing.T, probe *liveness.Probe, role liveness.Role) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		r, _ := probe.Role()
+		return r == role, nil
+	})
+	if err != nil {
+		r, _ := probe.Role()
+		t.Fatalf("the process never became %q; it is %q", role, r)
+	}
+}
+
+// A leader whose renewals fail past the renew deadline (an API server
+// outage, a frozen process) stops its work, campaigns again, and leads
+// again once the API server answers: it never stays up neither leading nor
+// campaigning. The terms never overlap, the Lease is not given up on the
+// loss (client-go's ReleaseOnCancel would give it up before the work's
+// context ends, and the next leader could lead beside our last syncs), and
+// /healthz says alive all along.
+func TestALostLeaseStopsTheWorkAndCampaignsAgain(t *testing.T) {
+	api := newLeaseOutage()
+	probe := liveness.New(clock.RealClock{}, livenessBounds(fastLease("x")))
+	ctx, shutdown := context.WithCancel(context.Background())
+	defer shutdown()
+	var terms, running, overlaps atomic.Int32
+	secondTerm := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runAsLeader(context.Background(), o, client, func(ctx context.Context) error {
-			workCtx.Store(&ctx)
-			failRenew.Store(true)
+		errc <- runAsLeader(ctx, fastLease("leader-test"), api.client, probe, func(ctx context.Context) error {
+			if running.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			defer running.Add(-1)
+			if terms.Add(1) == 2 {
+				close(secondTerm)
+			}
 			<-ctx.Done()
+			return nil
+		})
+	}()
+	waitForRole(t, probe, liveness.Leading)
+	api.down.Store(true)
+	waitForRole(t, probe, liveness.Campaigning)
+	if n := api.releases.Load(); n != 0 {
+		t.Errorf("the Lease was released %d times on the loss; the standby must wait it out", n)
+	}
+	if _, err := probe.Check(); err != nil {
+		t.Errorf("campaigning after the loss, /healthz fails: %v", err)
+	}
+	api.down.Store(false)
+	select {
+	case <-secondTerm:
+	case err := <-errc:
+		t.Fatalf("runAsLeader returned %v instead of leading again", err)
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("the replica did not lead again once the API server answered")
+	}
+	if overlaps.Load() != 0 {
+		t.Error("a term began before the one before it had stopped")
+	}
+	shutdown()
+	if err := <-errc; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+// Work that does not stop once the Lease is lost (a worker stuck outside
+// its context) cannot be fenced by contexts alone: the process exits, so
+// its restart ends it, within a lease duration of the loss.
+func TestWorkThatDoesNotStopEndsTheProcess(t *testing.T) {
+	api := newLeaseOutage()
+	stuck := make(chan struct{})
+	defer close(stuck)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runAsLeader(context.Background(), fastLease("leader-test"), api.client, nil, func(ctx context.Context) error {
+			api.down.Store(true)
+			<-stuck // ignores ctx
 			return nil
 		})
 	}()
 	select {
 	case err := <-errc:
-		if err == nil {
-			t.Error("runAsLeader returned no error after losing the Lease")
+		if err == nil || !strings.Contains(err.Error(), "did not stop") {
+			t.Errorf("runAsLeader returned %v, want the work not stopping", err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the lost Lease did not end runAsLeader")
-	}
-	select {
-	case err := <-released:
-		t.Errorf("the Lease was released after it was lost (work context then: %v); the standby must wait it out", err)
-	default:
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("stuck work after a lost Lease kept the process up")
 	}
 }
 
@@ -90,7 +175,7 @@ func TestLeaseReleasedOnShutdownAfterTheWork(t *testing.T) {
 	ctx, shutdown := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runAsLeader(ctx, o, client, func(ctx context.Context) error {
+		errc <- runAsLeader(ctx, o, client, nil, func(ctx context.Context) error {
 			shutdown()
 			<-ctx.Done()
 			workDone.Store(true)
@@ -142,4 +227,84 @@ func TestLeaseGraceWithinTheFence(t *testing.T) {
 				tc.lease, tc.renew, tc.retry, grace, lastWrite, tc.lease)
 		}
 	}
+}
+
+// The whole process through a lost Lease, on fake API servers: the first
+// term's controllers stop and come off the caches, the replica campaigns
+// and leads again on the same caches, and the new term works both what it
+// finds in them and what arrives later. No Job is created but while
+// leading, and once shut down nothing the process started is left.
+func TestALostLeaseLeavesNoGoroutineAndTheNextTermWorks(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	api := newLeaseOutage()
+	cron := cronfake.NewClientset()
+	o := fastLease("whole-process")
+	o.workers, o.metricsAddr, o.healthAddr = 2, "0", "0"
+	probe := liveness.New(clock.RealClock{}, livenessBounds(o))
+	var createdWhileNotLeading atomic.Int32
+	api.client.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if r, _ := probe.Role(); r != liveness.Leading {
+			createdWhileNotLeading.Add(1)
+		}
+		return false, nil, nil
+	})
+	ctx, shutdown := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runWith(ctx, o, clients{kube: api.client, cron: cron, recorder: &record.FakeRecorder{}, registry: prometheus.NewRegistry()}, probe)
+	}()
+	runNow := func(name string) {
+		t.Helper()
+		cj := newCronJob(func(cj *cronv1.CronJob) {
+			cj.Name, cj.UID = name, types.UID(name+"-uid")
+			cj.Annotations = map[string]string{cronv1.RunNowAnnotation: "now"}
+		})
+		if err := cron.Tracker().Add(cj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hasJob := func(name string) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(ctx context.Context) (bool, error) {
+			jobs, err := api.client.BatchV1().Jobs(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, j := range jobs.Items {
+				if ref := metav1.GetControllerOf(&j); ref != nil && ref.Name == name {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatalf("no Job of %s: %v", name, err)
+		}
+	}
+
+	waitForRole(t, probe, liveness.Leading)
+	runNow("first-term")
+	hasJob("first-term")
+	api.down.Store(true)
+	waitForRole(t, probe, liveness.Campaigning)
+	runNow("while-campaigning") // in the caches before the next term begins
+	api.down.Store(false)
+	waitForRole(t, probe, liveness.Leading)
+	hasJob("while-campaigning")
+	runNow("second-term") // an event the new term's handlers get
+	hasJob("second-term")
+	if n := createdWhileNotLeading.Load(); n != 0 {
+		t.Errorf("%d Jobs created while not leading", n)
+	}
+
+	shutdown()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("the process did not return after shutdown")
+	}
+	goleak.VerifyNone(t, before)
 }

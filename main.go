@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 	_ "time/tzdata" // spec.timeZone must resolve even where the image has no zone database
@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -38,7 +39,9 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	croninformers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/httpserver"
+	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
@@ -185,56 +188,135 @@ func run(ctx context.Context, o options) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
+	probe := liveness.New(clock.RealClock{}, livenessBounds(o))
+	// A signal is a way out, whatever the process was doing.
+	context.AfterFunc(ctx, func() { probe.Set(liveness.ShuttingDown) })
+	return runWith(ctx, o, clients{kube: kubeClient, cron: cronClient, recorder: recorder, registry: registry}, probe)
+}
+
+// clients are what run builds for runWith: the API clients, the Event
+// recorder, the metrics registry.
+type clients struct {
+	kube     kubernetes.Interface
+	cron     clientset.Interface
+	recorder record.EventRecorder
+	registry *prometheus.Registry
+}
+
+// runWith runs the controllers on c until ctx ends, or until something
+// makes the process exit. Whatever ends it, the informers stop when it
+// returns: nothing it started keeps the process from exiting.
+func runWith(ctx context.Context, o options, c clients, probe *liveness.Probe) error {
 	if o.shards > 0 {
-		return runShardedController(ctx, o, registry, kubeClient, cronClient, recorder)
+		return runShardedController(ctx, o, c.registry, c.kube, c.cron, c.recorder, probe)
 	}
-	kubeInformerFactory := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	cronInformerFactory := informers.NewSharedInformerFactory(cronClient, 0)
+	kubeInformerFactory := kubeinformers.NewSharedInformerFactory(c.kube, 0)
+	cronInformerFactory := informers.NewSharedInformerFactory(c.cron, 0)
+	inf := termInformers{
+		jobs:      kubeInformerFactory.Batch().V1().Jobs(),
+		cronJobs:  cronInformerFactory.Batch().V1().CronJobs(),
+		calendars: cronInformerFactory.Batch().V1().Calendars(),
+		backfills: cronInformerFactory.Batch().V1().Backfills(),
+	}
+	// The caches outlive every term as leader (caches.go): shaped once,
+	// before they start.
+	if err := prepareCaches(inf.jobs.Informer(), inf.cronJobs.Informer()); err != nil {
+		return err
+	}
+	if err := prepareBackfillCaches(inf.jobs.Informer(), inf.backfills.Informer()); err != nil {
+		return err
+	}
+	// A factory starts only the informers asked for before its Start.
+	inf.calendars.Informer()
+	cronJobs := inf.cronJobs.Informer()
+	registerPerCronJobMetrics(c.registry, o.perCronJobMetrics, cronJobs.GetStore(), cronJobs.HasSynced)
+	if err := httpserver.Start(ctx, httpserver.Config{
+		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
+		Gatherer: c.registry, Ready: inf.synced, Live: probe.Check, Profiling: o.profiling,
+	}); err != nil {
+		return err
+	}
+	// Informers warm up at once, also on a standby, so a takeover starts
+	// from full caches. They stop when runWith returns, whether a signal or
+	// an error ends it: a factory's Shutdown waits for its informers.
+	informerCtx, stopInformers := context.WithCancel(ctx)
+	kubeInformerFactory.Start(informerCtx.Done())
+	cronInformerFactory.Start(informerCtx.Done())
+	defer kubeInformerFactory.Shutdown()
+	defer cronInformerFactory.Shutdown()
+	defer stopInformers()
+
 	// Under leader election a sync goes on after the Lease is lost for half
 	// the fence at most: past the fence another replica may lead.
 	var grace time.Duration
 	if o.leaderElect {
 		grace = leaseGrace(o)
 	}
-	controller, err := NewController(ctx, kubeClient, cronClient,
-		kubeInformerFactory.Batch().V1().Jobs(),
-		cronInformerFactory.Batch().V1().CronJobs(),
-		clock.RealClock{},
-		WithEventRecorder(recorder),
-		WithCalendars(cronInformerFactory.Batch().V1().Calendars()),
-		WithLeaseGrace(grace))
-	if err != nil {
-		return err
-	}
-	backfills, err := NewBackfillController(ctx, control.NewJobs(kubeClient), cronClient,
-		kubeInformerFactory.Batch().V1().Jobs(),
-		cronInformerFactory.Batch().V1().CronJobs(),
-		cronInformerFactory.Batch().V1().Backfills(),
-		recorder, clock.RealClock{}, WithBackfillLeaseGrace(grace))
-	if err != nil {
-		return err
-	}
-	cronJobs := cronInformerFactory.Batch().V1().CronJobs().Informer()
-	registerPerCronJobMetrics(registry, o.perCronJobMetrics, cronJobs.GetStore(), cronJobs.HasSynced)
-	if err := httpserver.Start(ctx, httpserver.Config{
-		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
-		Gatherer: registry, Ready: controller.HasSynced, Profiling: o.profiling,
-	}); err != nil {
-		return err
-	}
-	// Informers warm up at once, also on a standby, so a takeover starts
-	// from full caches.
-	kubeInformerFactory.Start(ctx.Done())
-	cronInformerFactory.Start(ctx.Done())
-	defer kubeInformerFactory.Shutdown()
-	defer cronInformerFactory.Shutdown()
-
 	// Both controllers work under the same Lease: a standby makes no Job.
-	run := func(ctx context.Context) error { return runBoth(ctx, controller, backfills, o.workers) }
+	term := func(ctx context.Context) error { return runTerm(ctx, o, c, inf, grace, probe) }
 	if !o.leaderElect {
-		return run(ctx)
+		probe.Set(liveness.Working)
+		return term(ctx)
 	}
-	return runAsLeader(ctx, o, kubeClient, run)
+	return runAsLeader(ctx, o, c.kube, probe, term)
+}
+
+// termInformers are the shared informers every term's controllers read.
+type termInformers struct {
+	jobs      batchinformers.JobInformer
+	cronJobs  croninformers.CronJobInformer
+	calendars croninformers.CalendarInformer
+	backfills croninformers.BackfillInformer
+}
+
+// synced reports whether every cache has listed once: /readyz.
+func (i termInformers) synced() bool {
+	return i.jobs.Informer().HasSynced() && i.cronJobs.Informer().HasSynced() &&
+		i.calendars.Informer().HasSynced() && i.backfills.Informer().HasSynced()
+}
+
+// runTerm is one term of work: new controllers on the warm caches, run
+// until ctx ends, then taken off the caches. A term knows nothing of the
+// one before: what a previous term (or another replica) wrote, it reads
+// back from the API server before its first sync (catchUpWithAPIServer).
+func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace time.Duration, probe *liveness.Probe) error {
+	controller, err := NewController(ctx, c.kube, c.cron, inf.jobs, inf.cronJobs, clock.RealClock{},
+		WithEventRecorder(c.recorder),
+		WithCalendars(inf.calendars),
+		WithLeaseGrace(grace),
+		WithPreparedCaches(),
+		WithProbe(probe))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = controller.Detach() }()
+	backfills, err := NewBackfillController(ctx, control.NewJobs(c.kube), c.cron,
+		inf.jobs, inf.cronJobs, inf.backfills, c.recorder, clock.RealClock{},
+		WithBackfillLeaseGrace(grace),
+		WithBackfillPreparedCaches(),
+		WithBackfillProbe(probe))
+	if err != nil {
+		controller.queue.ShutDown()
+		return err
+	}
+	defer func() { _ = backfills.Detach() }()
+	return runBoth(ctx, controller, backfills, o.workers)
+}
+
+// livenessBounds are how long each kind of progress may pause before
+// /healthz fails (pkg/liveness). The election loop tries the Lease every
+// retry period, each try cut at the renew deadline (observedLock), so a
+// lease duration plus a renew deadline without a try is a loop that
+// stopped. The work stops within the lease grace of a lost Lease; a lease
+// duration is far past it (and the process exits then, runAsLeader). A
+// sync's context ends at syncTimeout.
+func livenessBounds(o options) liveness.Bounds {
+	b := liveness.Bounds{Sync: 2 * syncTimeout}
+	if o.leaderElect || o.shards > 0 {
+		b.Election = o.leaseDuration + o.renewDeadline
+		b.StepDown = o.leaseDuration
+	}
+	return b
 }
 
 // runBoth runs the CronJob and Backfill controllers until ctx ends, and
@@ -259,7 +341,7 @@ func runBoth(ctx context.Context, cronJobs *Controller, backfills *BackfillContr
 // runShardedController is run's sharded half: informers that cache only
 // the held shards, and a controller that works only those.
 func runShardedController(ctx context.Context, o options, registry *prometheus.Registry,
-	kubeClient kubernetes.Interface, cronClient clientset.Interface, recorder record.EventRecorder) error {
+	kubeClient kubernetes.Interface, cronClient clientset.Interface, recorder record.EventRecorder, probe *liveness.Probe) error {
 	set := shard.NewSet(o.shards, clock.RealClock{})
 	inf := newShardedInformers(set, kubeClient, cronClient, o.shardSelectors)
 	// Calendars are cluster-scoped and few: every replica caches them all.
@@ -268,13 +350,13 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	controller, err := NewController(ctx, kubeClient, cronClient,
 		jobInformer{inf.jobs}, cronJobInformer{inf.cronJobs},
 		clock.RealClock{}, WithEventRecorder(recorder), WithShards(set),
-		WithCalendars(calendars.Batch().V1().Calendars()))
+		WithCalendars(calendars.Batch().V1().Calendars()), WithProbe(probe))
 	if err != nil {
 		return err
 	}
 	backfills, err := NewBackfillController(ctx, control.NewJobs(kubeClient), cronClient,
 		jobInformer{inf.jobs}, cronJobInformer{inf.cronJobs}, backfillInformer{inf.backfills},
-		recorder, clock.RealClock{}, WithBackfillShards(set))
+		recorder, clock.RealClock{}, WithBackfillShards(set), WithBackfillProbe(probe))
 	if err != nil {
 		return err
 	}
@@ -282,7 +364,7 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	registerShardMetrics(registry, inf)
 	if err := httpserver.Start(ctx, httpserver.Config{
 		MetricsAddr: o.metricsAddr, HealthAddr: o.healthAddr,
-		Gatherer: registry, Ready: controller.HasSynced, Profiling: o.profiling,
+		Gatherer: registry, Ready: controller.HasSynced, Live: probe.Check, Profiling: o.profiling,
 	}); err != nil {
 		return err
 	}
@@ -290,7 +372,7 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	defer stopInformers()
 	inf.start(informerCtx)
 	calendars.Start(informerCtx.Done()) // stops with informerCtx
-	return runSharded(ctx, o, kubeClient, set, func(ctx context.Context) error { return runBoth(ctx, controller, backfills, o.workers) })
+	return runSharded(ctx, o, kubeClient, set, probe, func(ctx context.Context) error { return runBoth(ctx, controller, backfills, o.workers) })
 }
 
 // registerPerCronJobMetrics adds the per-CronJob series to reg when on,
@@ -301,14 +383,19 @@ func registerPerCronJobMetrics(reg prometheus.Registerer, on bool, cronJobs metr
 	}
 }
 
-// runAsLeader runs work only while this replica holds the Lease. On
-// shutdown the work stops first and the Lease is released after, so a
-// standby takes over at once and never overlaps with our last writes.
-// Losing the Lease stops the work and is an error: the process exits and is
-// restarted to campaign again. The Lease is then not released: client-go
-// would release it before it ends the work's context, and a standby could
-// lead beside our last syncs; it waits out the lease duration instead.
-func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, work func(context.Context) error) error {
+// runAsLeader runs work only while this replica holds the Lease, one term
+// at a time. On shutdown the work stops first and the Lease is released
+// after, so a standby takes over at once and never overlaps with our last
+// writes. Losing the Lease (renewals failing past the renew deadline: an
+// API server outage, a frozen process) stops the work and the replica
+// campaigns again, with its caches warm: it is a standby again, and leads
+// again as soon as the Lease is free. The Lease is then not released:
+// client-go would release it before it ends the work's context, and a
+// standby could lead beside our last syncs; it waits out the lease
+// duration instead. Work that does not stop within a lease duration of the
+// loss makes runAsLeader return an error: the process exits, and its
+// restart ends whatever was stuck.
+func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, probe *liveness.Probe, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	namespace := o.leaderElectNamespace
 	if namespace == "" {
@@ -318,30 +405,54 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, wo
 	if err != nil {
 		return err
 	}
+	// One identity for the life of the process: a replica that lost the
+	// Lease and finds it still in its own name (no standby took it) leads
+	// again at once, without waiting the lease out against itself.
 	identity := host + "_" + string(uuid.NewUUID())
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: o.leaderElectID},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	lock := &observedLock{
+		Interface: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: o.leaderElectID},
+			Client:     client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+		},
+		probe:   probe,
+		timeout: o.renewDeadline,
 	}
+	for {
+		lost, err := leadOnce(ctx, o, lock, probe, work)
+		if !lost {
+			return err
+		}
+		logger.Info("The work has stopped after the lost Lease; campaigning again with warm caches")
+	}
+}
 
+// leadOnce campaigns for the Lease, runs work while it holds it, and
+// returns once the work has stopped: lost says the Lease was lost (and not
+// that ctx ended or the work returned on its own), so the caller may
+// campaign again.
+func leadOnce(ctx context.Context, o options, lock resourcelock.Interface, probe *liveness.Probe, work func(context.Context) error) (lost bool, _ error) {
+	logger := klog.FromContext(ctx)
 	// electionCtx outlives ctx until the work has stopped.
 	electionCtx, endElection := context.WithCancel(context.WithoutCancel(ctx))
 	defer endElection()
 	var (
-		led     atomic.Bool
+		mu      sync.Mutex
+		started bool // the work began
+		closed  bool // the election is over: the work may no longer begin
 		workErr error
 		done    = make(chan struct{})
 	)
 	stopWaiting := context.AfterFunc(ctx, func() {
-		if !led.Load() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !started {
 			endElection()
 		}
 	})
 	defer stopWaiting()
 
-	logger.Info("Waiting to acquire the Lease", "lease", klog.KRef(namespace, o.leaderElectID), "identity", identity)
-	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            o.leaderElectID,
 		LeaseDuration:   o.leaseDuration,
@@ -350,42 +461,116 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, wo
 		ReleaseOnCancel: false, // released below, once the work has stopped
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leading context.Context) {
-				led.Store(true)
+				mu.Lock()
+				if closed {
+					// Acquired as the election ended: too late to begin.
+					mu.Unlock()
+					return
+				}
+				started = true
+				mu.Unlock()
 				defer close(done)
 				defer endElection()
 				workCtx, cancel := context.WithCancel(leading)
 				defer cancel()
 				defer context.AfterFunc(ctx, cancel)()
+				probe.Set(liveness.Leading)
 				logger.Info("Acquired the Lease; starting work")
 				workErr = work(workCtx)
 			},
 			OnStoppedLeading: func() { logger.Info("No longer leading") },
 		},
 	})
-	if !led.Load() {
-		// Shut down while campaigning; the Lease may have been acquired
-		// just before the work could start.
-		releaseLease(lock, identity, o.renewDeadline, logger)
-		return nil
+	if err != nil {
+		return false, err
 	}
-	<-done
+	probe.Set(liveness.Campaigning)
+	logger.Info("Waiting to acquire the Lease", "lease", lock.Describe(), "identity", lock.Identity())
+	elector.Run(electionCtx)
+	// The elector returns on its own only when a renewal failed past the
+	// renew deadline; else we ended it (the work returned, or ctx ended
+	// before it began).
+	renewFailed := electionCtx.Err() == nil
+	mu.Lock()
+	closed = true
+	led := started
+	mu.Unlock()
+	if !led {
+		// Shut down while campaigning; the Lease may have been acquired
+		// just before the work could begin.
+		releaseLease(lock, lock.Identity(), o.renewDeadline, logger)
+		return false, nil
+	}
+	if renewFailed && ctx.Err() == nil {
+		probe.Set(liveness.SteppingDown)
+		logger.Info("Lost the Lease; stopping the work")
+		bound := time.NewTimer(o.leaseDuration)
+		defer bound.Stop()
+		select {
+		case <-done:
+		case <-bound.C:
+			return false, fmt.Errorf("the work did not stop within %v of losing the Lease; exiting so that a restart ends it", o.leaseDuration)
+		}
+	} else {
+		<-done
+	}
 	if ctx.Err() != nil {
 		// Shut down: the work has stopped; let a standby take over now.
-		releaseLease(lock, identity, o.renewDeadline, logger)
+		releaseLease(lock, lock.Identity(), o.renewDeadline, logger)
+		return false, workErr
+	}
+	if !renewFailed {
+		// The work returned while the Lease was held: it cannot go on.
+		if workErr == nil {
+			workErr = errors.New("the work stopped while leading")
+		}
+		return false, workErr
 	}
 	if workErr != nil {
-		return workErr
+		logger.Info("The work ended with an error as the Lease was lost", "err", workErr)
 	}
-	if ctx.Err() == nil {
-		return errors.New("lost the leader-election Lease; exiting so the process restarts and campaigns again")
-	}
-	return nil
+	return true, nil
+}
+
+// observedLock is the Lease lock as the election loop uses it, with each
+// call reported to the liveness probe (as it starts and as it ends) and cut
+// at timeout: client-go bounds a leader's renewals by the renew deadline,
+// but not a standby's attempts, and a call to an API server that stopped
+// answering would hang until the connection's health check gives up.
+type observedLock struct {
+	resourcelock.Interface
+	probe   *liveness.Probe
+	timeout time.Duration
+}
+
+func (l *observedLock) attempt(ctx context.Context) (context.Context, context.CancelFunc) {
+	l.probe.ElectionAttempt()
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	return ctx, func() { cancel(); l.probe.ElectionAttempt() }
+}
+
+func (l *observedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	ctx, done := l.attempt(ctx)
+	defer done()
+	return l.Interface.Get(ctx)
+}
+
+func (l *observedLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	ctx, done := l.attempt(ctx)
+	defer done()
+	return l.Interface.Create(ctx, r)
+}
+
+func (l *observedLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	ctx, done := l.attempt(ctx)
+	defer done()
+	return l.Interface.Update(ctx, r)
 }
 
 // releaseLease gives up the Lease if this replica (identity) still holds
 // it, as client-go's release does: no holder, and a lease duration of one
 // second for any reader of the old record.
-func releaseLease(lock *resourcelock.LeaseLock, identity string, timeout time.Duration, logger klog.Logger) {
+func releaseLease(lock resourcelock.Interface, identity string, timeout time.Duration, logger klog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	rec, _, err := lock.Get(ctx)

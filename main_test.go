@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"net"
+	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/flowcontrol"
 	testingclock "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/yaml"
 )
 
 // The controller stops everything it starts: no test may leave a goroutine.
@@ -72,5 +78,50 @@ func TestEventBroadcasterOutlivesTheSignal(t *testing.T) {
 		}
 	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("an Event recorded after the signal never reached the sink")
+	}
+}
+
+// The shipped Deployment asks /healthz for liveness and /readyz for
+// readiness, on the port its -health-probe-bind-address serves, and gives
+// a stuck process (docs/deploying.md, "What the probes say") no more than
+// three failed probes, ten seconds apart.
+func TestShippedProbesAskWhatTheProcessAnswers(t *testing.T) {
+	data, err := os.ReadFile("artifacts/deploy/20-deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.UnmarshalStrict(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	var healthPort int32
+	for _, a := range c.Args {
+		if addr, ok := strings.CutPrefix(a, "-health-probe-bind-address="); ok {
+			_, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := strconv.Atoi(port)
+			healthPort = int32(p)
+		}
+	}
+	port := func(p *corev1.Probe) int32 {
+		for _, cp := range c.Ports {
+			if cp.Name == p.HTTPGet.Port.String() || cp.ContainerPort == p.HTTPGet.Port.IntVal {
+				return cp.ContainerPort
+			}
+		}
+		return 0
+	}
+	live, ready := c.LivenessProbe, c.ReadinessProbe
+	if live == nil || live.HTTPGet == nil || live.HTTPGet.Path != "/healthz" || port(live) != healthPort {
+		t.Errorf("liveness probe %+v, want /healthz on %d", live, healthPort)
+	}
+	if ready == nil || ready.HTTPGet == nil || ready.HTTPGet.Path != "/readyz" || port(ready) != healthPort {
+		t.Errorf("readiness probe %+v, want /readyz on %d", ready, healthPort)
+	}
+	if live != nil && (live.PeriodSeconds != 10 || live.FailureThreshold != 3) {
+		t.Errorf("liveness every %d s, %d failures, want every 10 s, 3 failures (docs/deploying.md)", live.PeriodSeconds, live.FailureThreshold)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	cronlisters "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 )
@@ -168,8 +169,11 @@ func holdForSync(ctx context.Context, set *shard.Set, uid types.UID,
 
 // runSharded runs work while a shard.Manager holds this replica's share of
 // the shards in set. The workers stop first; the shards are released after,
-// so the replicas that take them over never overlap our last writes.
-func runSharded(ctx context.Context, o options, client kubernetes.Interface, set *shard.Set, work func(context.Context) error) error {
+// so the replicas that take them over never overlap our last writes. A
+// shard whose Lease lapses (an API server outage, a frozen process) is
+// dropped and its syncs cut; the manager takes a share again once the API
+// server answers, so the workers never stop for it.
+func runSharded(ctx context.Context, o options, client kubernetes.Interface, set *shard.Set, probe *liveness.Probe, work func(context.Context) error) error {
 	namespace := o.leaderElectNamespace
 	if namespace == "" {
 		namespace = podNamespace()
@@ -189,7 +193,9 @@ func runSharded(ctx context.Context, o options, client kubernetes.Interface, set
 		Clock:         clock.RealClock{},
 		Set:           set,
 		Moves:         shardMoves{},
+		Probe:         probe,
 	}
+	probe.Set(liveness.Sharing)
 	klog.FromContext(ctx).Info("Sharing the CronJobs with other replicas", "shards", set.N(),
 		"leases", klog.KRef(namespace, o.leaderElectID+"-*"), "identity", m.Identity)
 	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))

@@ -217,8 +217,8 @@ func calledIn(t *testing.T, fn string) map[string]bool {
 // naming a Calendar would have every due run held (CalendarNotFound) and
 // counted missed, never started.
 func TestShardedControllerReadsCalendars(t *testing.T) {
-	if !calledIn(t, "run")["WithCalendars"] || !calledIn(t, "runShardedController")["WithCalendars"] {
-		t.Error("both the unsharded controller (run) and runShardedController must call WithCalendars")
+	if !calledIn(t, "runTerm")["WithCalendars"] || !calledIn(t, "runShardedController")["WithCalendars"] {
+		t.Error("both the unsharded controller (runTerm) and runShardedController must call WithCalendars")
 	}
 }
 

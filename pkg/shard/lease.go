@@ -17,6 +17,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 )
 
 const (
@@ -75,6 +77,9 @@ type Manager struct {
 	Clock         clock.WithTicker
 	Set           *Set
 	Moves         Moves
+	// Probe, when set, hears of each round as it starts and as it ends,
+	// so /healthz can tell a lease loop that stopped (pkg/liveness).
+	Probe *liveness.Probe
 
 	// observed is, by Lease name, the record last seen and when it changed.
 	observed map[string]observation
@@ -110,7 +115,7 @@ func (m *Manager) Run(ctx context.Context) {
 	t := m.Clock.NewTicker(m.RetryPeriod)
 	defer t.Stop()
 	for {
-		if err := m.Tick(ctx); err != nil {
+		if err := m.round(ctx); err != nil {
 			logger.V(2).Info("Shard lease round failed", "err", err)
 		}
 		select {
@@ -120,6 +125,18 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-t.C():
 		}
 	}
+}
+
+// round is a Tick cut at the renew deadline: a request to an API server
+// that stopped answering would otherwise hang until the connection's
+// health check gives up, and with it the round that drops the lapsed
+// shards and, once the API server is back, takes a share again.
+func (m *Manager) round(ctx context.Context) error {
+	m.Probe.ElectionAttempt()
+	defer m.Probe.ElectionAttempt()
+	ctx, cancel := context.WithTimeout(ctx, m.RenewDeadline)
+	defer cancel()
+	return m.Tick(ctx)
 }
 
 // Tick is one round: observe, renew, and move towards the fair share.

@@ -3,12 +3,17 @@ package shard
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestManagerBalances(t *testing.T) {
@@ -255,5 +260,72 @@ func TestAnotherShardCountWaitsForUnlabelledLeases(t *testing.T) {
 	f.rounds(2 * leaseDuration)
 	if held, _ := odd.m.Set.Held(); len(held) != 0 {
 		t.Errorf("the replica with -shards=16 holds %v beside replicas of the previous release with 8", held)
+	}
+}
+
+// hangingLeases answers as its API server does until hung, and then holds
+// every request until its context ends, as an API server frozen with the
+// connection open does.
+type hangingLeases struct {
+	coordinationclient.LeasesGetter
+	hung atomic.Bool
+}
+
+func (h *hangingLeases) Leases(ns string) coordinationclient.LeaseInterface {
+	return hangingLeaseInterface{h.LeasesGetter.Leases(ns), h}
+}
+
+type hangingLeaseInterface struct {
+	coordinationclient.LeaseInterface
+	h *hangingLeases
+}
+
+func (i hangingLeaseInterface) List(ctx context.Context, o metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	if i.h.hung.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return i.LeaseInterface.List(ctx, o)
+}
+
+// A round of the lease loop is cut at the renew deadline: an API server
+// that stops answering cannot hold the round that drops the lapsed shards,
+// so a replica cut off counts none of them held (and /healthz sees its loop
+// still trying), and it takes its share again once the API server answers.
+func TestARoundAgainstAHungAPIServerDropsLapsedShardsAndTakesThemBack(t *testing.T) {
+	api := newLeaseAPI()
+	clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+	leases := &hangingLeases{LeasesGetter: api.CoordinationV1()}
+	m := &Manager{Client: leases, Namespace: testNS, Name: "hung", Identity: "a",
+		LeaseDuration: 15 * time.Second, RenewDeadline: 100 * time.Millisecond, RetryPeriod: 2 * time.Second,
+		Clock: clk, Set: NewSet(2, clk)}
+	ctx := context.Background()
+	_ = m.round(ctx)
+	if held, _ := m.Set.Held(); len(held) != 2 {
+		t.Fatalf("holds %v, want both shards", held)
+	}
+	leases.hung.Store(true)
+	clk.Step(time.Second) // past the renew deadline of the last renewal
+	done := make(chan error, 1)
+	go func() { done <- m.round(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a round against a hung API server succeeded")
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("a round against a hung API server did not return")
+	}
+	if held, _ := m.Set.Held(); len(held) != 0 {
+		t.Errorf("holds %v after the renew deadline passed unrenewed, want none", held)
+	}
+	leases.hung.Store(false)
+	// Its own lapsed Leases are free once seen unchanged for a lease
+	// duration, as another replica's would be.
+	_ = m.round(ctx)
+	clk.Step(m.LeaseDuration)
+	_ = m.round(ctx)
+	if held, _ := m.Set.Held(); len(held) != 2 {
+		t.Errorf("holds %v once the API server answers again, want both shards back", held)
 	}
 }
