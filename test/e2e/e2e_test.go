@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -516,30 +518,41 @@ func setLastScheduleTime(t *testing.T, ns, name string, at metav1.Time) {
 	}
 }
 
-// A user with no cluster or a broken kubeconfig gets one line and exit 1.
+// A user with no cluster, a broken kubeconfig or a cluster without the
+// CRDs gets one line saying so, and exit 1.
 func TestClearErrorWithoutCluster(t *testing.T) {
 	dir := t.TempDir()
-	unreachable := filepath.Join(dir, "unreachable")
-	if err := os.WriteFile(unreachable, []byte(`apiVersion: v1
+	kubeconfigTo := func(name, server string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(`apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+clusters: [{name: c, cluster: {server: "`+server+`"}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `), 0o600); err != nil {
-		t.Fatal(err)
+			t.Fatal(err)
+		}
+		return path
 	}
 	garbage := filepath.Join(dir, "garbage")
 	if err := os.WriteFile(garbage, []byte("this: [is not"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for name, args := range map[string][]string{
-		"unreachable API server": {"-kubeconfig", unreachable},
-		"kubeconfig missing":     {"-kubeconfig", filepath.Join(dir, "missing")},
-		"kubeconfig garbage":     {"-kubeconfig", garbage},
+	// An API server that serves neither CRD: every request answers 404.
+	noCRD := httptest.NewServer(http.NotFoundHandler())
+	defer noCRD.Close()
+	for name, tc := range map[string]struct {
+		args []string
+		says string
+	}{
+		"unreachable API server": {[]string{"-kubeconfig", kubeconfigTo("unreachable", "https://127.0.0.1:1")}, "cannot reach the Kubernetes API server"},
+		"kubeconfig missing":     {[]string{"-kubeconfig", filepath.Join(dir, "missing")}, "kubeconfig"},
+		"kubeconfig garbage":     {[]string{"-kubeconfig", garbage}, "kubeconfig"},
+		"CRDs not installed":     {[]string{"-kubeconfig", kubeconfigTo("no-crd", noCRD.URL)}, "install the CRD"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(env.controller, args...)
+			cmd := exec.Command(env.controller, tc.args...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			err := cmd.Run()
@@ -550,6 +563,9 @@ current-context: c
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "cronjob-controller: ") || strings.Contains(stderr.String(), "goroutine") {
 				t.Errorf("want one error line, got:\n%s", stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.says) {
+				t.Errorf("the error does not say %q:\n%s", tc.says, stderr.String())
 			}
 		})
 	}
