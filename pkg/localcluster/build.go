@@ -7,6 +7,7 @@ package localcluster
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -111,7 +112,7 @@ func EnsureBinaries(ctx context.Context, root, binDir string, progress io.Writer
 		fmt.Fprintf(progress, "localcluster: built %s in %s\n", s.what, time.Since(start).Round(time.Second))
 	}
 
-	stages, err := kwokStages(ctx)
+	stages, err := kwokStages(ctx, binDir)
 	if err != nil {
 		return b, err
 	}
@@ -136,9 +137,16 @@ func expand(args []string, tmp string) []string {
 	return out
 }
 
+// ownStages are the stage files this project adds to kwok's: how a Job's
+// pod ends, read from its spec (stages/pod-exit.yaml).
+//
+//go:embed stages/*.yaml
+var ownStages embed.FS
+
 // kwokStages finds kwok's stage files in its module, fetched through the
-// module proxy like everything else.
-func kwokStages(ctx context.Context) ([]string, error) {
+// module proxy like everything else, and writes this project's own beside
+// the binaries in binDir.
+func kwokStages(ctx context.Context, binDir string) ([]string, error) {
 	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/kwok@"+KwokVersion).Output()
 	if err != nil {
 		return nil, fmt.Errorf("downloading kwok's module for its stage files: %w", err)
@@ -152,13 +160,31 @@ func kwokStages(ctx context.Context) ([]string, error) {
 		filepath.Join(stage, "node", "fast", "node-initialize.yaml"),
 		filepath.Join(stage, "node", "heartbeat-with-lease", "node-heartbeat-with-lease.yaml"),
 		filepath.Join(stage, "pod", "fast", "pod-ready.yaml"),
-		filepath.Join(stage, "pod", "fast", "pod-complete.yaml"),
 		filepath.Join(stage, "pod", "fast", "pod-delete.yaml"),
 	}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("kwok stage file: %w", err)
 		}
+	}
+	own, err := ownStages.ReadDir("stages")
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(binDir, "kwok-stages")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, e := range own {
+		data, err := ownStages.ReadFile("stages/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, path)
 	}
 	return files, nil
 }
