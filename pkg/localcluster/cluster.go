@@ -253,6 +253,8 @@ func (c *Cluster) startAPIServer() error {
 		// update on the owner's finalizers subresource. With it on here, the
 		// least-privilege end-to-end test proves the shipped roles grant that.
 		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+		// The simulated node's only address is kwok's server on loopback.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--v=1",
 	}, gates...)...)
 }
@@ -284,17 +286,51 @@ func (c *Cluster) startControllers() error {
 	); err != nil {
 		return err
 	}
+	logs, err := c.writePodLogs()
+	if err != nil {
+		return err
+	}
+	// The node's address and port are kwok's own server, which serves the
+	// kubelet API: `kubectl logs` reaches it through the API server.
 	args := []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports.kwok),
+		"--node-ip=127.0.0.1",
+		"--node-port=" + strconv.Itoa(c.ports.kwok),
 		"--node-lease-duration-seconds=40",
+		"--config=" + logs,
 	}
 	for _, s := range c.cfg.Binaries.KwokStages {
 		args = append(args, "--config="+s)
 	}
 	return c.start("kwok", c.cfg.Binaries.Kwok, args...)
+}
+
+// PodLog is what `kubectl logs` prints for any container on the simulated
+// node: nothing runs there, so there is no output to show.
+const PodLog = "cronjob-controller's embedded node (kwok) runs no container, so there is no output: a pod's phase and exit code come from its spec (README.md, On a fresh machine)."
+
+// writePodLogs writes kwok's ClusterLogs config, which serves PodLog as
+// every container's log, and returns its path.
+func (c *Cluster) writePodLogs() (string, error) {
+	logFile := filepath.Join(c.Dir, "pod.log")
+	// kwok reads the file as a container runtime's log: time, stream, tag.
+	line := time.Now().UTC().Format(time.RFC3339Nano) + " stdout F " + PodLog + "\n"
+	if err := os.WriteFile(logFile, []byte(line), 0o644); err != nil {
+		return "", err
+	}
+	config := filepath.Join(c.Dir, "kwok-logs.yaml")
+	return config, os.WriteFile(config, []byte(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: no-container-runs
+spec:
+  logs:
+  - logsFile: `+strconv.Quote(logFile)+`
+    follow: false
+`), 0o644)
 }
 
 // registerNode creates the simulated node and waits until it is Ready and

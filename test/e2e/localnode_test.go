@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,13 +13,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
 )
 
 // The embedded node (kwok, with pkg/localcluster/stages) ends a Job's pod
 // as its spec says a real node would for what our examples and users need:
 // an `exit N` ending the command line fails it with that code, `sleep N`
 // takes N seconds, so backoffLimit and activeDeadlineSeconds play out; any
-// other command succeeds. Nothing runs in a container there.
+// other command succeeds. Nothing runs in a container there, and `kubectl
+// logs` says so in one line.
 func TestEmbeddedNodeEndsPodsAsTheirSpecSays(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -85,6 +89,10 @@ func TestEmbeddedNodeEndsPodsAsTheirSpecSays(t *testing.T) {
 		}
 		if tc.want.exitCode < 0 {
 			continue // its pod was deleted, not ended
+		}
+		// kubectl says first which pod of several it shows.
+		if out, err := kubectl("logs", "-n", ns, "job/"+name); err != nil || !strings.HasSuffix(strings.TrimSpace(out), "\n"+localcluster.PodLog) && strings.TrimSpace(out) != localcluster.PodLog {
+			t.Errorf("%s: kubectl logs: %v\n%s", name, err, out)
 		}
 		pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + name})
 		if err != nil {
