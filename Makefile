@@ -92,13 +92,15 @@ cluster-binaries:
 # per Job finished and per run missed (docs/metrics.md, Logs). ARGS=-v=N overrides it.
 RUN_V ?= 2
 
-## run: the controller against $$KUBECONFIG, or on the embedded control plane.
+## run: the controller against $$KUBECONFIG, or on the embedded control plane
+## (there with /metrics and the probes on loopback only).
 run: build
 	@if [ -n "$${KUBECONFIG:-}" ]; then \
 	  exec $(OUTPUT_BIN)/cronjob-controller -kubeconfig "$${KUBECONFIG}" -v=$(RUN_V) $(ARGS); \
 	else \
 	  go build -o $(OUTPUT_BIN)/localcluster ./hack/localcluster && \
-	  exec $(OUTPUT_BIN)/localcluster run -- $(OUTPUT_BIN)/cronjob-controller -v=$(RUN_V) $(ARGS); \
+	  exec $(OUTPUT_BIN)/localcluster run -- $(OUTPUT_BIN)/cronjob-controller -v=$(RUN_V) \
+	    -metrics-bind-address=127.0.0.1:8080 -health-probe-bind-address=127.0.0.1:8081 $(ARGS); \
 	fi
 
 ## codegen: regenerate clientset, listers, informers and deepcopy.

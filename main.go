@@ -31,6 +31,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register" // -logging-format=json
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -105,7 +107,10 @@ func setGCPercent(lookupEnv func(string) (string, bool)) int {
 
 func main() {
 	gogc := setGCPercent(os.LookupEnv)
-	klog.InitFlags(nil)
+	// Logging as Kubernetes components offer it: -v, -vmodule and
+	// -logging-format (text, or json for a log pipeline).
+	logging := logsapi.NewLoggingConfiguration()
+	logsapi.AddGoFlags(logging, flag.CommandLine)
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Defaults to $KUBECONFIG; in-cluster configuration when neither is set.")
 	flag.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig.")
@@ -125,6 +130,10 @@ func main() {
 	flag.IntVar(&o.shards, "shards", 0, "Share the CronJobs with the other replicas over this many shards, each held through a Lease (named after -leader-elect-id, timed by the -leader-elect-* durations); 0 runs unsharded. Every replica must use the same number. Excludes -leader-elect.")
 	flag.BoolVar(&o.shardSelectors, "shard-selectors", true, "With -shards, also ask the API server for only the held shards' CronJobs (shardSelector, feature gate ShardedListAndWatch); an API server without the gate ignores it, and the replica filters alone.")
 	flag.Parse()
+	if err := logsapi.ValidateAndApply(logging, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "cronjob-controller:", err)
+		os.Exit(1)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

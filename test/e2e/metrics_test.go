@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -192,4 +194,37 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// With -logging-format=json (component-base's, as Kubernetes components
+// offer it) every log line is one JSON object with the message and the
+// structured values a text line carries, the CronJob's key among them.
+func TestLogsCanBeJSON(t *testing.T) {
+	ns := newNamespace(t)
+	p := startController(t, "-logging-format=json")
+	createCronJob(t, cronJob(ns, "json-logs", "@every 2s"))
+	eventually(t, 60*time.Second, "a Created Job line", func() (bool, string) { return p.logged(`"msg":"Created Job"`), "" })
+	p.stop(t)
+	data, err := os.ReadFile(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	sawKey := false
+	for _, line := range lines {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Errorf("not a JSON object: %s", line)
+			continue
+		}
+		if _, ok := entry["msg"]; !ok {
+			t.Errorf("no msg: %s", line)
+		}
+		if entry["msg"] == "Created Job" && entry["cronjob"] != nil {
+			sawKey = true
+		}
+	}
+	if !sawKey {
+		t.Errorf("no Created Job line carries the CronJob's key; %d lines", len(lines))
+	}
 }
