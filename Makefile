@@ -11,7 +11,7 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
+.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
@@ -92,16 +92,25 @@ cluster-binaries:
 # per Job finished and per run missed (docs/metrics.md, Logs). ARGS=-v=N overrides it.
 RUN_V ?= 2
 
+# LOCALCLUSTER_FLAGS: -fresh starts the embedded control plane from nothing
+# (make run-fresh); by default it keeps what the last make run made.
+LOCALCLUSTER_FLAGS ?=
+
 ## run: the controller against $$KUBECONFIG, or on the embedded control plane
-## (there with /metrics and the probes on loopback only).
+## (there with /metrics and the probes on loopback only). The embedded plane
+## keeps its state from one make run to the next; make run-fresh starts over.
 run: build
 	@if [ -n "$${KUBECONFIG:-}" ]; then \
 	  exec $(OUTPUT_BIN)/cronjob-controller -kubeconfig "$${KUBECONFIG}" -v=$(RUN_V) $(ARGS); \
 	else \
 	  go build -o $(OUTPUT_BIN)/localcluster ./hack/localcluster && \
-	  exec $(OUTPUT_BIN)/localcluster run -- $(OUTPUT_BIN)/cronjob-controller -v=$(RUN_V) \
+	  exec $(OUTPUT_BIN)/localcluster run $(LOCALCLUSTER_FLAGS) -- $(OUTPUT_BIN)/cronjob-controller -v=$(RUN_V) \
 	    -metrics-bind-address=127.0.0.1:8080 -health-probe-bind-address=127.0.0.1:8081 $(ARGS); \
 	fi
+
+## run-fresh: make run on an embedded control plane started from nothing.
+run-fresh:
+	$(MAKE) run LOCALCLUSTER_FLAGS=-fresh
 
 ## codegen: regenerate clientset, listers, informers and deepcopy.
 codegen:

@@ -1,11 +1,13 @@
 // Command localcluster builds and runs the embedded local control plane
 // (see pkg/localcluster).
 //
-//	localcluster build                 build the control plane's binaries
-//	localcluster up                    run the control plane until Ctrl-C
-//	localcluster run -- CMD [ARGS...]  run it, apply the CRD and the sample
-//	                                   CronJob, and run CMD with KUBECONFIG set
+//	localcluster build                          build the control plane's binaries
+//	localcluster up [-fresh]                    run the control plane until Ctrl-C
+//	localcluster run [-fresh] -- CMD [ARGS...]  run it, apply the CRD and the sample
+//	                                            CronJob, and run CMD with KUBECONFIG set
 //
+// The cluster's state (_output/local-cluster) is kept from one run to the
+// next; -fresh starts from an empty one. One run at a time uses it.
 // Every component dies with this process, however it ends.
 package main
 
@@ -32,7 +34,7 @@ func main() {
 
 func run() error {
 	if len(os.Args) < 2 {
-		return errors.New("usage: localcluster build | up | run -- CMD [ARGS...]")
+		return errors.New("usage: localcluster build | up [-fresh] | run [-fresh] -- CMD [ARGS...]")
 	}
 	root, err := repoRoot()
 	if err != nil {
@@ -50,8 +52,21 @@ func run() error {
 	}
 
 	dir := filepath.Join(root, "_output", "local-cluster")
-	if err := os.RemoveAll(dir); err != nil {
+	unlock, err := lockState(dir)
+	if err != nil {
 		return err
+	}
+	defer unlock()
+	fresh := len(os.Args) > 2 && os.Args[2] == "-fresh"
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); err == nil {
+		if fresh {
+			fmt.Fprintf(os.Stderr, "localcluster: -fresh: deleting %s, and with it everything the last run made\n", dir)
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(os.Stderr, "localcluster: reusing %s: what the last run made is still there (make run-fresh starts from nothing)\n", dir)
+		}
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr})
 	if err != nil {
@@ -69,6 +84,9 @@ func run() error {
 		return nil
 	case "run":
 		args := os.Args[2:]
+		if len(args) > 0 && args[0] == "-fresh" {
+			args = args[1:]
+		}
 		if len(args) > 0 && args[0] == "--" {
 			args = args[1:]
 		}
@@ -133,6 +151,27 @@ func runWorkload(ctx context.Context, root, kubeconfig string, args []string) er
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		return <-exited
 	}
+}
+
+// lockState takes the lock of the cluster state in dir, or says which
+// other run holds it: two runs on one etcd data directory would corrupt
+// it, and a -fresh one would delete the other's.
+func lockState(dir string) (unlock func(), _ error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another make run (or localcluster up) is using %s: stop it first (Ctrl-C in its terminal)", dir)
+		}
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // repoRoot is the directory of the main module's go.mod.
