@@ -133,7 +133,7 @@ func NewBackfillController(
 	recorder record.EventRecorder,
 	clk clock.WithTicker,
 	opts ...BackfillOption,
-) (*BackfillController, error) {
+) (_ *BackfillController, err error) {
 	c := &BackfillController{
 		jobs:            jobs,
 		client:          client,
@@ -152,6 +152,13 @@ func NewBackfillController(
 	for _, opt := range opts {
 		opt(c)
 	}
+	// A controller that could not be wired leaves nothing running.
+	defer func() {
+		if err != nil {
+			c.queue.ShutDown()
+			_ = c.handlers.detach()
+		}
+	}()
 	if !c.cachesPrepared {
 		if err := prepareBackfillCaches(jobInformer.Informer(), backfillInformer.Informer()); err != nil {
 			return nil, err
@@ -318,11 +325,12 @@ func (c *BackfillController) enqueueController(obj any) {
 // once every worker has finished the item it held.
 func (c *BackfillController) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
+	defer func() { c.queue.ShutDown(); drain(c.queue) }()
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting Backfill controller")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
-		return errors.New("backfill caches did not sync before shutdown")
+		logger.Info("Backfill controller stopped before the caches synced")
+		return nil
 	}
 	var wg sync.WaitGroup
 	for range workers {
@@ -334,7 +342,6 @@ func (c *BackfillController) Run(ctx context.Context, workers int) error {
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
-	drain(c.queue)
 	logger.Info("Backfill workers stopped")
 	return nil
 }

@@ -189,7 +189,7 @@ func NewController(
 	cronJobInformer informers.CronJobInformer,
 	clk clock.WithTickerAndDelayedExecution,
 	opts ...Option,
-) (*Controller, error) {
+) (_ *Controller, err error) {
 	logger := klog.FromContext(ctx)
 	utilruntime.Must(cronscheme.AddToScheme(scheme.Scheme))
 
@@ -230,6 +230,16 @@ func NewController(
 		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 	}
 
+	// A controller that could not be wired leaves nothing running.
+	defer func() {
+		if err != nil {
+			c.queue.ShutDown()
+			_ = c.handlers.detach()
+			if c.broadcaster != nil {
+				c.broadcaster.Shutdown()
+			}
+		}
+	}()
 	if !c.cachesPrepared {
 		if err := prepareCaches(jobInformer.Informer(), cronJobInformer.Informer()); err != nil {
 			return nil, err
@@ -314,17 +324,26 @@ func (c *Controller) HasSynced() bool {
 // once every worker has finished the item it held.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
+	// On every way out: what no worker took would stay counted in the
+	// queue's depth after the term.
+	defer func() { c.queue.ShutDown(); drain(c.queue) }()
 	if c.broadcaster != nil {
 		defer c.broadcaster.Shutdown()
 	}
 	logger := klog.FromContext(ctx)
 
 	logger.Info("Starting CronJob controller")
+	// A term ended (a signal, a lost Lease) before its first sync is no
+	// failure: nothing was done, and the next term or process starts over.
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
-		return errors.New("caches did not sync before shutdown")
+		logger.Info("Stopped before the caches synced")
+		return nil
 	}
 	if err := c.catchUpWithAPIServer(ctx); err != nil {
+		if ctx.Err() != nil {
+			logger.Info("Stopped before the caches were checked against the API server")
+			return nil
+		}
 		return fmt.Errorf("checking the caches against the API server: %w", err)
 	}
 
@@ -343,7 +362,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Shutting down: waiting for workers to finish their items")
 	c.queue.ShutDown()
 	wg.Wait()
-	drain(c.queue)
 	c.flushDeferred(lastWrites)
 	logger.Info("Workers stopped")
 	return nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -22,7 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -307,4 +310,71 @@ func TestALostLeaseLeavesNoGoroutineAndTheNextTermWorks(t *testing.T) {
 		t.Fatal("the process did not return after shutdown")
 	}
 	goleak.VerifyNone(t, before)
+}
+
+// A lost Lease sends the replica back to campaigning however quickly its
+// work stops: client-go ends the leading context before it returns, so
+// work that has already returned must not read as work that quit while
+// leading (which would make the process exit). A slow log sink holds
+// client-go at its "No longer leading" line to widen the window.
+func TestALostLeaseCampaignsAgainHoweverFastTheWorkStops(t *testing.T) {
+	api := newLeaseOutage()
+	workReturned := make(chan struct{}, 1)
+	logger := funcr.New(func(_, args string) {
+		if strings.Contains(args, "No longer leading") {
+			select {
+			case <-workReturned:
+			case <-time.After(wait.ForeverTestTimeout):
+			}
+			time.Sleep(50 * time.Millisecond) // the work's deferred endElection runs meanwhile
+		}
+	}, funcr.Options{})
+	ctx := klog.NewContext(context.Background(), logger)
+	o := fastLease("leader-race")
+	lock := &observedLock{
+		Interface: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: "default", Name: o.leaderElectID},
+			Client:     api.client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: "me"},
+		},
+		timeout: o.renewDeadline,
+	}
+	lost, err := leadOnce(ctx, o, lock, nil, func(ctx context.Context) error {
+		api.down.Store(true) // renewals fail from now on
+		<-ctx.Done()
+		workReturned <- struct{}{}
+		return nil
+	})
+	if !lost || err != nil {
+		t.Errorf("leadOnce after a lost Lease = (lost %v, %v); want (true, nil): runAsLeader would return the error and the process exit 1", lost, err)
+	}
+}
+
+// A signal while a term waits for its caches or its live read of the
+// CronJobs (a rollout during an API-server outage) is a clean shutdown:
+// exit 0, as the exit table in docs/deploying.md says.
+func TestASignalWhileATermWaitsForTheAPIServerExitsZero(t *testing.T) {
+	api := newLeaseOutage()
+	cron := cronfake.NewClientset()
+	cron.PrependReactor("list", "cronjobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("API server too slow")
+	})
+	o := fastLease("signal-while-waiting")
+	o.workers, o.metricsAddr, o.healthAddr = 1, "0", "0"
+	probe := liveness.New(clock.RealClock{}, livenessBounds(o))
+	ctx, shutdown := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runWith(ctx, o, clients{kube: api.client, cron: cron, recorder: &record.FakeRecorder{}, registry: prometheus.NewRegistry()}, probe)
+	}()
+	waitForRole(t, probe, liveness.Leading)
+	shutdown() // SIGTERM
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("a signal while the term waited for the API server: runWith returned %q, so the process would exit 1", err)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("no return after the signal")
+	}
 }

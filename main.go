@@ -296,7 +296,7 @@ func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace
 		WithPreparedCaches(),
 		WithProbe(probe))
 	if err != nil {
-		return err
+		return stoppedOr(ctx, err)
 	}
 	defer func() { _ = controller.Detach() }()
 	backfills, err := NewBackfillController(ctx, control.NewJobs(c.kube), c.cron,
@@ -306,10 +306,21 @@ func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace
 		WithBackfillProbe(probe))
 	if err != nil {
 		controller.queue.ShutDown()
-		return err
+		drain(controller.queue)
+		return stoppedOr(ctx, err)
 	}
 	defer func() { _ = backfills.Detach() }()
 	return runBoth(ctx, controller, backfills, o.workers)
+}
+
+// stoppedOr is err, unless ctx has ended: a term built as the process
+// shuts down (its informers stopped, so no handler can be added) is no
+// failure.
+func stoppedOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // livenessBounds are how long each kind of progress may pause before
@@ -449,6 +460,7 @@ func leadOnce(ctx context.Context, o options, lock resourcelock.Interface, probe
 		mu      sync.Mutex
 		started bool // the work began
 		closed  bool // the election is over: the work may no longer begin
+		quit    bool // the work returned while the Lease was still held
 		workErr error
 		done    = make(chan struct{})
 	)
@@ -486,6 +498,12 @@ func leadOnce(ctx context.Context, o options, lock resourcelock.Interface, probe
 				probe.Set(liveness.Leading)
 				logger.Info("Acquired the Lease; starting work")
 				workErr = work(workCtx)
+				// Read before the deferred endElection: client-go ends the
+				// leading context before it returns on a lost Lease, so
+				// whether it ended tells a loss from work that quit.
+				mu.Lock()
+				quit = leading.Err() == nil
+				mu.Unlock()
 			},
 			OnStoppedLeading: func() { logger.Info("No longer leading") },
 		},
@@ -496,15 +514,20 @@ func leadOnce(ctx context.Context, o options, lock resourcelock.Interface, probe
 	probe.Set(liveness.Campaigning)
 	logger.Info("Waiting to acquire the Lease", "lease", lock.Describe(), "identity", lock.Identity())
 	elector.Run(electionCtx)
-	// The elector returns on its own only when a renewal failed past the
-	// renew deadline; else we ended it (the work returned, or ctx ended
-	// before it began).
-	renewFailed := electionCtx.Err() == nil
 	mu.Lock()
 	closed = true
 	led := started
+	// The elector returns when a renewal failed past the renew deadline
+	// (the Lease is lost), or when we ended it: the work quit while
+	// leading, or ctx ended before the work began.
+	renewFailed := !quit
 	mu.Unlock()
 	if !led {
+		if ctx.Err() == nil {
+			// Acquired, and lost before the work could begin (a process
+			// frozen right after acquiring): campaign again.
+			return true, nil
+		}
 		// Shut down while campaigning; the Lease may have been acquired
 		// just before the work could begin.
 		releaseLease(lock, lock.Identity(), o.renewDeadline, logger)

@@ -127,16 +127,24 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// round is a Tick cut at the renew deadline: a request to an API server
-// that stopped answering would otherwise hang until the connection's
-// health check gives up, and with it the round that drops the lapsed
-// shards and, once the API server is back, takes a share again.
+// round is one Tick, reported to the liveness probe as it starts and ends.
 func (m *Manager) round(ctx context.Context) error {
 	m.Probe.ElectionAttempt()
 	defer m.Probe.ElectionAttempt()
-	ctx, cancel := context.WithTimeout(ctx, m.RenewDeadline)
-	defer cancel()
 	return m.Tick(ctx)
+}
+
+// call bounds one request of a round by the renew deadline, and reports it
+// to the liveness probe: a request to an API server that stopped answering
+// would otherwise hang until the connection's health check gives up, and
+// with it the round that drops the lapsed shards and, once the API server
+// is back, takes a share again. Each request has the whole deadline: one
+// for the round would cut the renewals of an API server that is slow but
+// answers.
+func (m *Manager) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	m.Probe.ElectionAttempt()
+	ctx, cancel := context.WithTimeout(ctx, m.RenewDeadline)
+	return ctx, func() { cancel(); m.Probe.ElectionAttempt() }
 }
 
 // Tick is one round: observe, renew, and move towards the fair share.
@@ -151,9 +159,11 @@ func (m *Manager) Tick(ctx context.Context) error {
 	defer m.Set.Commit()
 	logger := klog.FromContext(ctx)
 	now := m.Clock.Now()
-	list, err := m.Client.Leases(m.Namespace).List(ctx, metav1.ListOptions{
+	listCtx, done := m.call(ctx)
+	list, err := m.Client.Leases(m.Namespace).List(listCtx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{GroupLabel: m.Name}).String(),
 	})
+	done()
 	if err != nil {
 		m.dropExpired()
 		return fmt.Errorf("listing shard Leases: %w", err)
@@ -244,7 +254,9 @@ func (m *Manager) Tick(ctx context.Context) error {
 		start := m.Clock.Now()
 		var err error
 		if l == nil {
-			_, err = m.Client.Leases(m.Namespace).Create(ctx, m.newLease(m.shardLease(i), "shard", strconv.Itoa(i), start), metav1.CreateOptions{})
+			createCtx, done := m.call(ctx)
+			_, err = m.Client.Leases(m.Namespace).Create(createCtx, m.newLease(m.shardLease(i), "shard", strconv.Itoa(i), start), metav1.CreateOptions{})
+			done()
 		} else {
 			_, err = m.write(ctx, l, m.Identity)
 		}
@@ -377,6 +389,8 @@ func (m *Manager) share(leases map[string]*coordinationv1.Lease, now time.Time) 
 
 func (m *Manager) renewMember(ctx context.Context, l *coordinationv1.Lease) error {
 	if l == nil {
+		ctx, done := m.call(ctx)
+		defer done()
 		_, err := m.Client.Leases(m.Namespace).Create(ctx, m.newLease(m.memberLease(), "member", "", m.Clock.Now()), metav1.CreateOptions{})
 		return err
 	}
@@ -419,6 +433,8 @@ func (m *Manager) write(ctx context.Context, l *coordinationv1.Lease, holder str
 	}
 	l.Spec.RenewTime = &now
 	l.Spec.LeaseDurationSeconds = ptr.To(int32(m.LeaseDuration.Round(time.Second) / time.Second))
+	ctx, done := m.call(ctx)
+	defer done()
 	return m.Client.Leases(m.Namespace).Update(ctx, l, metav1.UpdateOptions{})
 }
 

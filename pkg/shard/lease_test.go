@@ -329,3 +329,70 @@ func TestARoundAgainstAHungAPIServerDropsLapsedShardsAndTakesThemBack(t *testing
 		t.Errorf("holds %v once the API server answers again, want both shards back", held)
 	}
 }
+
+// slowLeases answers every request, each after latency: an API server
+// under load, not one that stopped answering.
+type slowLeases struct {
+	coordinationclient.LeasesGetter
+	latency atomic.Int64 // nanoseconds
+}
+
+func (s *slowLeases) Leases(ns string) coordinationclient.LeaseInterface {
+	return slowLeaseInterface{s.LeasesGetter.Leases(ns), s}
+}
+
+type slowLeaseInterface struct {
+	coordinationclient.LeaseInterface
+	s *slowLeases
+}
+
+func (i slowLeaseInterface) wait(ctx context.Context) error {
+	select {
+	case <-time.After(time.Duration(i.s.latency.Load())):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (i slowLeaseInterface) List(ctx context.Context, o metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	if err := i.wait(ctx); err != nil {
+		return nil, err
+	}
+	return i.LeaseInterface.List(ctx, o)
+}
+
+func (i slowLeaseInterface) Update(ctx context.Context, l *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	if err := i.wait(ctx); err != nil {
+		return nil, err
+	}
+	return i.LeaseInterface.Update(ctx, l, o)
+}
+
+// A replica whose API server answers every request well within the renew
+// deadline, if slowly (a burst queued ahead of its Lease writes), keeps its
+// shards: each request, not the whole round, has the renew deadline.
+func TestASlowButAnsweringAPIServerKeepsTheShards(t *testing.T) {
+	api := newLeaseAPI()
+	clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+	leases := &slowLeases{LeasesGetter: api.CoordinationV1()}
+	const renewDeadline = 300 * time.Millisecond
+	m := &Manager{Client: leases, Namespace: testNS, Name: "slow", Identity: "a",
+		LeaseDuration: time.Second, RenewDeadline: renewDeadline, RetryPeriod: 100 * time.Millisecond,
+		Clock: clk, Set: NewSet(2, clk)}
+	ctx := context.Background()
+	_ = m.round(ctx)
+	if held, _ := m.Set.Held(); len(held) != 2 {
+		t.Fatalf("holds %v, want both shards", held)
+	}
+	leases.latency.Store(int64(renewDeadline * 4 / 10)) // each request answers in 40% of the renew deadline
+	for range 3 {
+		clk.Step(renewDeadline / 2) // a renewal is due before the last one's validity ends
+		if err := m.round(ctx); err != nil {
+			t.Logf("round: %v", err)
+		}
+	}
+	if held, _ := m.Set.Held(); len(held) != 2 {
+		t.Errorf("holds %v with every request answered within %v of the %v renew deadline, want both shards", held, renewDeadline*4/10, renewDeadline)
+	}
+}
