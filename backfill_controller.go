@@ -65,7 +65,7 @@ type BackfillController struct {
 	// recorder emits Events about Backfills.
 	recorder record.EventRecorder
 	// clock is the time decisions are made at.
-	clock clock.Clock
+	clock clock.WithDelayedExecution
 	// released are the Jobs whose finalizer this process removed, until
 	// the Job cache shows it gone: a sync before that does not patch them
 	// again.
@@ -82,6 +82,7 @@ type BackfillController struct {
 	cachesPrepared bool
 	handlers       attachments
 	probe          *liveness.Probe
+	fence          leaseFence
 }
 
 // BackfillOption configures a BackfillController.
@@ -96,6 +97,11 @@ func WithBackfillLeaseGrace(d time.Duration) BackfillOption {
 // controller (prepareBackfillCaches).
 func WithBackfillPreparedCaches() BackfillOption {
 	return func(c *BackfillController) { c.cachesPrepared = true }
+}
+
+// WithBackfillLeaseFence is WithLeaseFence for the Backfill controller.
+func WithBackfillLeaseFence(f leaseFence) BackfillOption {
+	return func(c *BackfillController) { c.fence = f }
 }
 
 // WithBackfillProbe is WithProbe for the Backfill controller.
@@ -131,7 +137,7 @@ func NewBackfillController(
 	cronJobInformer informers.CronJobInformer,
 	backfillInformer informers.BackfillInformer,
 	recorder record.EventRecorder,
-	clk clock.WithTicker,
+	clk clock.WithTickerAndDelayedExecution,
 	opts ...BackfillOption,
 ) (_ *BackfillController, err error) {
 	c := &BackfillController{
@@ -356,7 +362,11 @@ func (c *BackfillController) processNextWorkItem(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.clock)
+	if fenced(c.fence, c.clock) {
+		c.queue.AddAfter(key, shardNotReadyRetry) // as the CronJob controller does
+		return true
+	}
+	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.fence, c.clock)
 	defer cancel()
 	defer c.probe.SyncStarted()()
 	syncCtx = klog.NewContext(syncCtx, klog.LoggerWithValues(klog.FromContext(ctx), "backfill", key))

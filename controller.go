@@ -131,6 +131,9 @@ type Controller struct {
 	// leaseGrace bounds a sync once the workers' context ends
 	// (syncContext); 0: the sync finishes, up to syncTimeout.
 	leaseGrace time.Duration
+	// fence, under leader election, is until when the Lease is surely
+	// ours: no sync starts past it, and none writes past it and the grace.
+	fence leaseFence
 
 	// cachesPrepared says the informers were prepared (prepareCaches)
 	// before they started, by the process; else NewController does it.
@@ -157,6 +160,11 @@ func WithEventRecorder(r record.EventRecorder) Option {
 // lease duration minus the renew deadline.
 func WithLeaseGrace(d time.Duration) Option {
 	return func(c *Controller) { c.leaseGrace = d }
+}
+
+// WithLeaseFence fences the syncs by the Lease's validity (leaseFence).
+func WithLeaseFence(f leaseFence) Option {
+	return func(c *Controller) { c.fence = f }
 }
 
 // WithPreparedCaches builds the controller on informers prepared with
@@ -356,7 +364,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	// The last writes, the workers' items and the flush, are bounded as
 	// one sync is: under leader election by the lease grace from the
 	// moment ctx ends (the Lease may be lost).
-	lastWrites, cancel := graceContext(ctx, c.leaseGrace, c.clock)
+	lastWrites, cancel := graceContext(ctx, c.leaseGrace, c.fence, c.clock)
 	defer cancel()
 	<-ctx.Done()
 	logger.Info("Shutting down: waiting for workers to finish their items")
@@ -393,7 +401,14 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// The item in hand is finished even when shutdown begins meanwhile (so
 	// a Job is rarely created without its status recorded), within the
 	// lease grace under leader election.
-	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.clock)
+	if fenced(c.fence, c.clock) {
+		// The Lease may be another's by now (a process thawed after a
+		// freeze): no sync starts before a renewal says it is ours. The
+		// next term starts over from its own queue if it is not.
+		c.queue.AddAfter(key, shardNotReadyRetry)
+		return true
+	}
+	syncCtx, cancel := syncContext(ctx, c.leaseGrace, c.fence, c.clock)
 	defer cancel()
 	defer c.probe.SyncStarted()()
 	if c.shards != nil {

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	cronfake "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
@@ -94,7 +95,7 @@ func TestALostLeaseStopsTheWorkAndCampaignsAgain(t *testing.T) {
 	secondTerm := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runAsLeader(ctx, fastLease("leader-test"), api.client, probe, func(ctx context.Context) error {
+		errc <- runAsLeader(ctx, fastLease("leader-test"), api.client, probe, nil, func(ctx context.Context) error {
 			if running.Add(1) > 1 {
 				overlaps.Add(1)
 			}
@@ -141,7 +142,7 @@ func TestWorkThatDoesNotStopEndsTheProcess(t *testing.T) {
 	defer close(stuck)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runAsLeader(context.Background(), fastLease("leader-test"), api.client, nil, func(ctx context.Context) error {
+		errc <- runAsLeader(context.Background(), fastLease("leader-test"), api.client, nil, nil, func(ctx context.Context) error {
 			api.down.Store(true)
 			<-stuck // ignores ctx
 			return nil
@@ -178,7 +179,7 @@ func TestLeaseReleasedOnShutdownAfterTheWork(t *testing.T) {
 	ctx, shutdown := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runAsLeader(ctx, o, client, nil, func(ctx context.Context) error {
+		errc <- runAsLeader(ctx, o, client, nil, nil, func(ctx context.Context) error {
 			shutdown()
 			<-ctx.Done()
 			workDone.Store(true)
@@ -376,5 +377,52 @@ func TestASignalWhileATermWaitsForTheAPIServerExitsZero(t *testing.T) {
 		}
 	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("no return after the signal")
+	}
+}
+
+// Only a write of the Lease in our name that succeeds moves the fence the
+// syncs obey: not a release, not a write the API server refused.
+func TestOnlyALeaseWriteInOurNameMovesTheFence(t *testing.T) {
+	api := newLeaseOutage()
+	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	lock := &observedLock{
+		Interface: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: "default", Name: "fence"},
+			Client:     api.client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: "me"},
+		},
+		timeout:  time.Second,
+		validity: v,
+	}
+	ctx := context.Background()
+	ours := resourcelock.LeaderElectionRecord{HolderIdentity: "me", LeaseDurationSeconds: 15}
+	if err := lock.Create(ctx, ours); err != nil {
+		t.Fatal(err)
+	}
+	if want := clk.Now().Add(10 * time.Second); !v.fence().Equal(want) {
+		t.Fatalf("fence %v after acquiring, want %v", v.fence(), want)
+	}
+	acquired := v.fence()
+	clk.Step(2 * time.Second)
+	api.down.Store(true)
+	if err := lock.Update(ctx, ours); err == nil {
+		t.Fatal("the refused renewal succeeded")
+	}
+	if !v.fence().Equal(acquired) {
+		t.Errorf("a refused renewal moved the fence to %v", v.fence())
+	}
+	api.down.Store(false)
+	if err := lock.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !v.fence().Equal(acquired) {
+		t.Errorf("a release moved the fence to %v", v.fence())
+	}
+	if err := lock.Update(ctx, ours); err != nil {
+		t.Fatal(err)
+	}
+	if want := clk.Now().Add(10 * time.Second); !v.fence().Equal(want) {
+		t.Errorf("fence %v after a renewal, want %v", v.fence(), want)
 	}
 }

@@ -256,18 +256,25 @@ func runWith(ctx context.Context, o options, c clients, probe *liveness.Probe) e
 	defer stopInformers()
 
 	// Under leader election a sync goes on after the Lease is lost for half
-	// the fence at most: past the fence another replica may lead.
-	var grace time.Duration
+	// the fence at most: past the fence another replica may lead. And no
+	// sync starts, or writes, past the Lease's validity by our own clock.
+	var (
+		grace    time.Duration
+		validity *leaseValidity
+		fence    leaseFence
+	)
 	if o.leaderElect {
 		grace = leaseGrace(o)
+		validity = &leaseValidity{clock: clock.RealClock{}, renewDeadline: o.renewDeadline}
+		fence = validity.fence
 	}
 	// Both controllers work under the same Lease: a standby makes no Job.
-	term := func(ctx context.Context) error { return runTerm(ctx, o, c, inf, grace, probe) }
+	term := func(ctx context.Context) error { return runTerm(ctx, o, c, inf, grace, fence, probe) }
 	if !o.leaderElect {
 		probe.Set(liveness.Working)
 		return term(ctx)
 	}
-	return runAsLeader(ctx, o, c.kube, probe, term)
+	return runAsLeader(ctx, o, c.kube, probe, validity, term)
 }
 
 // termInformers are the shared informers every term's controllers read.
@@ -288,11 +295,12 @@ func (i termInformers) synced() bool {
 // until ctx ends, then taken off the caches. A term knows nothing of the
 // one before: what a previous term (or another replica) wrote, it reads
 // back from the API server before its first sync (catchUpWithAPIServer).
-func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace time.Duration, probe *liveness.Probe) error {
+func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace time.Duration, fence leaseFence, probe *liveness.Probe) error {
 	controller, err := NewController(ctx, c.kube, c.cron, inf.jobs, inf.cronJobs, clock.RealClock{},
 		WithEventRecorder(c.recorder),
 		WithCalendars(inf.calendars),
 		WithLeaseGrace(grace),
+		WithLeaseFence(fence),
 		WithPreparedCaches(),
 		WithProbe(probe))
 	if err != nil {
@@ -302,6 +310,7 @@ func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace
 	backfills, err := NewBackfillController(ctx, control.NewJobs(c.kube), c.cron,
 		inf.jobs, inf.cronJobs, inf.backfills, c.recorder, clock.RealClock{},
 		WithBackfillLeaseGrace(grace),
+		WithBackfillLeaseFence(fence),
 		WithBackfillPreparedCaches(),
 		WithBackfillProbe(probe))
 	if err != nil {
@@ -415,7 +424,7 @@ func registerPerCronJobMetrics(reg prometheus.Registerer, on bool, cronJobs metr
 // duration instead. Work that does not stop within a lease duration of the
 // loss makes runAsLeader return an error: the process exits, and its
 // restart ends whatever was stuck.
-func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, probe *liveness.Probe, work func(context.Context) error) error {
+func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, probe *liveness.Probe, validity *leaseValidity, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	namespace := o.leaderElectNamespace
 	if namespace == "" {
@@ -435,8 +444,9 @@ func runAsLeader(ctx context.Context, o options, client kubernetes.Interface, pr
 			Client:     client.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 		},
-		probe:   probe,
-		timeout: o.renewDeadline,
+		probe:    probe,
+		timeout:  o.renewDeadline,
+		validity: validity,
 	}
 	for {
 		lost, err := leadOnce(ctx, o, lock, probe, work)
@@ -573,6 +583,9 @@ type observedLock struct {
 	resourcelock.Interface
 	probe   *liveness.Probe
 	timeout time.Duration
+	// validity, when set, learns of each write of the Lease in our name
+	// that succeeded: the fence of the syncs (leaseFence).
+	validity *leaseValidity
 }
 
 func (l *observedLock) attempt(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -588,15 +601,28 @@ func (l *observedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRec
 }
 
 func (l *observedLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
-	ctx, done := l.attempt(ctx)
-	defer done()
-	return l.Interface.Create(ctx, r)
+	return l.write(ctx, r, l.Interface.Create)
 }
 
 func (l *observedLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	return l.write(ctx, r, l.Interface.Update)
+}
+
+// write is a Create or an Update of the Lease; one in our name that
+// succeeds moves the fence to its start plus the renew deadline.
+func (l *observedLock) write(ctx context.Context, r resourcelock.LeaderElectionRecord,
+	do func(context.Context, resourcelock.LeaderElectionRecord) error) error {
+	var start time.Time
+	if l.validity != nil {
+		start = l.validity.clock.Now()
+	}
 	ctx, done := l.attempt(ctx)
 	defer done()
-	return l.Interface.Update(ctx, r)
+	err := do(ctx, r)
+	if err == nil && l.validity != nil && r.HolderIdentity == l.Identity() {
+		l.validity.renewed(start)
+	}
+	return err
 }
 
 // releaseLease gives up the Lease if this replica (identity) still holds

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -14,7 +16,7 @@ import (
 func TestSyncContextEndsGraceAfterTheLease(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	lease, lost := context.WithCancel(context.Background())
-	syncCtx, cancel := syncContext(lease, 2*time.Second, clk)
+	syncCtx, cancel := syncContext(lease, 2*time.Second, nil, clk)
 	defer cancel()
 	lost()
 	// The timer is armed by a goroutine of its own: wait until it is.
@@ -41,7 +43,7 @@ func TestSyncContextEndsGraceAfterTheLease(t *testing.T) {
 func TestSyncContextWithoutGraceOutlivesShutdown(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	workers, stop := context.WithCancel(context.Background())
-	syncCtx, cancel := syncContext(workers, 0, clk)
+	syncCtx, cancel := syncContext(workers, 0, nil, clk)
 	defer cancel()
 	stop()
 	clk.Step(time.Hour)
@@ -58,7 +60,7 @@ func TestSyncContextWithoutGraceOutlivesShutdown(t *testing.T) {
 func TestGraceContextOutlivesAnyRunBeforeItsParentEnds(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	lease, lost := context.WithCancel(context.Background())
-	g, cancel := graceContext(lease, 2*time.Second, clk)
+	g, cancel := graceContext(lease, 2*time.Second, nil, clk)
 	defer cancel()
 	if _, ok := g.Deadline(); ok {
 		t.Fatal("the grace context has a deadline before its parent ends")
@@ -79,5 +81,105 @@ func TestGraceContextOutlivesAnyRunBeforeItsParentEnds(t *testing.T) {
 	case <-g.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the grace context outlived its parent by more than the grace")
+	}
+}
+
+// Under leader election a sync ends by the Lease's validity plus the
+// grace, whether or not the election loop has noticed the loss: a process
+// thawed after a freeze wakes its workers and its election loop at once.
+// A renewal moves the end, so a leader that keeps renewing is never cut.
+func TestASyncEndsAtTheLeaseFenceWhetherOrNotTheLossWasNoticed(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	t0 := clk.Now()
+	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	v.renewed(t0)
+	leading := context.Background() // the loss never noticed
+	syncCtx, cancel := syncContext(leading, 1500*time.Millisecond, v.fence, clk)
+	defer cancel()
+	clk.Step(5 * time.Second)
+	v.renewed(clk.Now()) // the fence is now t0+15s
+	clk.Step(6500 * time.Millisecond)
+	// Past the first fence and grace (t0+11.5s): its timer fired, read
+	// the fence again and armed itself for t0+16.5s.
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	if err := syncCtx.Err(); err != nil {
+		t.Fatalf("cut at t0+11.5s though a renewal moved the fence to t0+15s: %v", err)
+	}
+	for clk.Now().Before(t0.Add(16500 * time.Millisecond)) {
+		clk.Step(100 * time.Millisecond)
+	}
+	select {
+	case <-syncCtx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sync outlived the Lease's validity plus the grace with no loss noticed")
+	}
+}
+
+// A loss noticed late (a thaw long after the fence) leaves no grace: the
+// sync in hand is cut at once, since another replica may lead already.
+func TestALossNoticedPastTheFenceLeavesNoGrace(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	v.renewed(clk.Now())
+	lease, lost := context.WithCancel(context.Background())
+	g, cancel := graceContext(lease, 1500*time.Millisecond, v.fence, clk)
+	defer cancel()
+	clk.Step(30 * time.Second) // frozen for half a minute
+	lost()
+	select {
+	case <-g.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a sync got its grace after a loss noticed past the fence")
+	}
+}
+
+// No sync starts once the fence has passed, and one starts before it.
+func TestNoSyncStartsPastTheLeaseFence(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	if !fenced(v.fence, clk) {
+		t.Error("a sync may start before the Lease was ever held")
+	}
+	v.renewed(clk.Now())
+	if fenced(v.fence, clk) {
+		t.Error("no sync may start right after a renewal")
+	}
+	clk.Step(10 * time.Second)
+	if !fenced(v.fence, clk) {
+		t.Error("a sync may start at the fence")
+	}
+	if fenced(nil, clk) {
+		t.Error("without leader election a sync may not start")
+	}
+}
+
+// A controller past its Lease's fence (a leader thawed after a freeze,
+// before its election loop noticed) starts no sync: the run due is left
+// for whoever holds the Lease, and a renewal lets it start.
+func TestAFencedControllerStartsNoRun(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob()
+	c, _, _ := f.newController(ctx)
+	v := &leaseValidity{clock: f.clock, renewDeadline: 10 * time.Second}
+	c.fence = v.fence // never renewed: past
+	c.queue.Add(cache.MetaObjectToName(f.cronJob))
+	c.processNextWorkItem(ctx)
+	for _, a := range f.kubeclient.Actions() {
+		if a.GetVerb() == "create" {
+			t.Fatalf("a fenced controller created %s", a.GetResource().Resource)
+		}
+	}
+	v.renewed(f.clock.Now())
+	f.clock.Step(shardNotReadyRetry)
+	c.processNextWorkItem(ctx)
+	created := false
+	for _, a := range f.kubeclient.Actions() {
+		created = created || (a.GetVerb() == "create" && a.GetResource().Resource == "jobs")
+	}
+	if !created {
+		t.Error("after a renewal the run due did not start")
 	}
 }
