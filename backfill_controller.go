@@ -82,7 +82,7 @@ type BackfillController struct {
 	cachesPrepared bool
 	handlers       attachments
 	probe          *liveness.Probe
-	fence          leaseFence
+	fence          *leaseValidity
 }
 
 // BackfillOption configures a BackfillController.
@@ -100,7 +100,7 @@ func WithBackfillPreparedCaches() BackfillOption {
 }
 
 // WithBackfillLeaseFence is WithLeaseFence for the Backfill controller.
-func WithBackfillLeaseFence(f leaseFence) BackfillOption {
+func WithBackfillLeaseFence(f *leaseValidity) BackfillOption {
 	return func(c *BackfillController) { c.fence = f }
 }
 

@@ -133,7 +133,7 @@ type Controller struct {
 	leaseGrace time.Duration
 	// fence, under leader election, is until when the Lease is surely
 	// ours: no sync starts past it, and none writes past it and the grace.
-	fence leaseFence
+	fence *leaseValidity
 
 	// cachesPrepared says the informers were prepared (prepareCaches)
 	// before they started, by the process; else NewController does it.
@@ -162,8 +162,8 @@ func WithLeaseGrace(d time.Duration) Option {
 	return func(c *Controller) { c.leaseGrace = d }
 }
 
-// WithLeaseFence fences the syncs by the Lease's validity (leaseFence).
-func WithLeaseFence(f leaseFence) Option {
+// WithLeaseFence fences the syncs by the Lease's validity (leaseValidity).
+func WithLeaseFence(f *leaseValidity) Option {
 	return func(c *Controller) { c.fence = f }
 }
 

@@ -385,7 +385,7 @@ func TestASignalWhileATermWaitsForTheAPIServerExitsZero(t *testing.T) {
 func TestOnlyALeaseWriteInOurNameMovesTheFence(t *testing.T) {
 	api := newLeaseOutage()
 	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
-	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	v := newLeaseValidity(clk, 10*time.Second)
 	lock := &observedLock{
 		Interface: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: "default", Name: "fence"},
@@ -424,5 +424,131 @@ func TestOnlyALeaseWriteInOurNameMovesTheFence(t *testing.T) {
 	}
 	if want := clk.Now().Add(10 * time.Second); !v.fence().Equal(want) {
 		t.Errorf("fence %v after a renewal, want %v", v.fence(), want)
+	}
+}
+
+// A read of the Lease in another's name withdraws the validity at once,
+// and cuts the syncs under way: a process whose clock stood still while
+// it was frozen (a paused VM) would otherwise trust its last renewal for a
+// renew deadline more, beside the standby that took the Lease.
+func TestALeaseReadInAnotherNameFencesTheSyncs(t *testing.T) {
+	api := newLeaseOutage()
+	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	v := newLeaseValidity(clk, 10*time.Second)
+	lockFor := func(id string) *resourcelock.LeaseLock {
+		return &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: "default", Name: "fence"},
+			Client:     api.client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+		}
+	}
+	lock := &observedLock{Interface: lockFor("me"), timeout: time.Second, validity: v}
+	ctx := context.Background()
+	if err := lock.Create(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me", LeaseDurationSeconds: 15}); err != nil {
+		t.Fatal(err)
+	}
+	syncCtx, cancel := syncContext(context.Background(), 1500*time.Millisecond, v, clk)
+	defer cancel()
+	// Paused: the standby waited the lease out and took it; our clock
+	// stood still.
+	other := lockFor("other")
+	if _, _, err := other.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "other", LeaseDurationSeconds: 15, LeaderTransitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Resumed: client-go's renewal is refused, and it reads the Lease.
+	if rec, _, err := lock.Get(ctx); err != nil || rec.HolderIdentity != "other" {
+		t.Fatalf("read %+v, %v", rec, err)
+	}
+	if !fenced(v, clk) {
+		t.Errorf("the Lease was read in another's name, yet syncs may start until %v", v.fence())
+	}
+	select {
+	case <-syncCtx.Done():
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Error("a sync in flight goes on beside the leader read in the Lease")
+	}
+	// A later write in our name (the Lease won back) makes a new validity,
+	// and the syncs started under it are not cut by the old withdrawal.
+	if err := lock.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me", LeaseDurationSeconds: 15, LeaderTransitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if fenced(v, clk) {
+		t.Error("won back, the Lease still fences the syncs")
+	}
+	next, cancelNext := syncContext(context.Background(), 1500*time.Millisecond, v, clk)
+	defer cancelNext()
+	if next.Err() != nil {
+		t.Error("a sync started after the Lease was won back was cut at once")
+	}
+}
+
+// A leader whose renewals all succeed, if slowly (each Lease write taking
+// a good part of the renew deadline), is never fenced: its syncs start and
+// run as long as client-go sees no loss.
+func TestSlowButSuccessfulRenewalsNeverFenceTheLeader(t *testing.T) {
+	o := options{leaderElect: true, leaderElectNamespace: "default", leaderElectID: "slow",
+		leaseDuration: 4 * time.Second, renewDeadline: 1200 * time.Millisecond, retryPeriod: 600 * time.Millisecond}
+	api := newLeaseOutage()
+	var slow atomic.Bool
+	api.client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if slow.Load() {
+			time.Sleep(500 * time.Millisecond) // the API server's latency, not a synchronisation
+		}
+		return false, nil, nil
+	})
+	v := newLeaseValidity(clock.RealClock{}, leaseValiditySpan(o))
+	ctx, shutdown := context.WithCancel(context.Background())
+	defer shutdown()
+	var terms atomic.Int32
+	var samples, refused int
+	var cut bool
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runAsLeader(ctx, o, api.client, nil, v, func(work context.Context) error {
+			terms.Add(1)
+			slow.Store(true)
+			syncCtx, cancel := syncContext(work, leaseGrace(o), v, clock.RealClock{})
+			defer cancel()
+			end := time.NewTimer(5 * time.Second)
+			defer end.Stop()
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-work.Done():
+					return nil
+				case <-end.C:
+					slow.Store(false)
+					shutdown()
+					return nil
+				case <-tick.C:
+					samples++
+					if fenced(v, clock.RealClock{}) {
+						refused++
+					}
+					cut = cut || syncCtx.Err() != nil
+				}
+			}
+		})
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("runAsLeader did not return")
+	}
+	if n := terms.Load(); n != 1 {
+		t.Fatalf("%d terms: the Lease was lost; the case needs renewals that succeed", n)
+	}
+	if refused > 0 {
+		t.Errorf("the Lease was held all along, yet a sync could not start in %d of %d samples", refused, samples)
+	}
+	if cut {
+		t.Error("the Lease was held all along, yet the sync in flight was cut")
 	}
 }

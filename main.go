@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -166,6 +167,16 @@ func run(ctx context.Context, o options) error {
 	}
 	cfg.QPS, cfg.Burst = float32(o.kubeAPIQPS), o.kubeAPIBurst
 	cfg.UserAgent = controllerAgentName
+	// Under leader election every write but the Lease's own is checked
+	// against the Lease's validity as it leaves (fencedTransport).
+	var validity *leaseValidity
+	if o.leaderElect {
+		validity = newLeaseValidity(clock.RealClock{}, leaseValiditySpan(o))
+		grace := leaseGrace(o)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return &fencedTransport{next: rt, fence: validity, grace: grace}
+		})
+	}
 
 	// Built-in kinds travel as protobuf, as kube-controller-manager's do:
 	// cheaper to encode and decode, here and on the API server, which is
@@ -200,7 +211,7 @@ func run(ctx context.Context, o options) error {
 	probe := liveness.New(clock.RealClock{}, livenessBounds(o))
 	// A signal is a way out, whatever the process was doing.
 	context.AfterFunc(ctx, func() { probe.Set(liveness.ShuttingDown) })
-	return runWith(ctx, o, clients{kube: kubeClient, cron: cronClient, recorder: recorder, registry: registry}, probe)
+	return runWith(ctx, o, clients{kube: kubeClient, cron: cronClient, recorder: recorder, registry: registry, validity: validity}, probe)
 }
 
 // clients are what run builds for runWith: the API clients, the Event
@@ -210,6 +221,9 @@ type clients struct {
 	cron     clientset.Interface
 	recorder record.EventRecorder
 	registry *prometheus.Registry
+	// validity, under leader election, is the Lease's as the clients'
+	// transports check it (fencedTransport); nil otherwise.
+	validity *leaseValidity
 }
 
 // runWith runs the controllers on c until ctx ends, or until something
@@ -258,18 +272,16 @@ func runWith(ctx context.Context, o options, c clients, probe *liveness.Probe) e
 	// Under leader election a sync goes on after the Lease is lost for half
 	// the fence at most: past the fence another replica may lead. And no
 	// sync starts, or writes, past the Lease's validity by our own clock.
-	var (
-		grace    time.Duration
-		validity *leaseValidity
-		fence    leaseFence
-	)
+	var grace time.Duration
 	if o.leaderElect {
 		grace = leaseGrace(o)
-		validity = &leaseValidity{clock: clock.RealClock{}, renewDeadline: o.renewDeadline}
-		fence = validity.fence
+	}
+	validity := c.validity
+	if o.leaderElect && validity == nil {
+		validity = newLeaseValidity(clock.RealClock{}, leaseValiditySpan(o))
 	}
 	// Both controllers work under the same Lease: a standby makes no Job.
-	term := func(ctx context.Context) error { return runTerm(ctx, o, c, inf, grace, fence, probe) }
+	term := func(ctx context.Context) error { return runTerm(ctx, o, c, inf, grace, validity, probe) }
 	if !o.leaderElect {
 		probe.Set(liveness.Working)
 		return term(ctx)
@@ -295,7 +307,7 @@ func (i termInformers) synced() bool {
 // until ctx ends, then taken off the caches. A term knows nothing of the
 // one before: what a previous term (or another replica) wrote, it reads
 // back from the API server before its first sync (catchUpWithAPIServer).
-func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace time.Duration, fence leaseFence, probe *liveness.Probe) error {
+func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace time.Duration, fence *leaseValidity, probe *liveness.Probe) error {
 	controller, err := NewController(ctx, c.kube, c.cron, inf.jobs, inf.cronJobs, clock.RealClock{},
 		WithEventRecorder(c.recorder),
 		WithCalendars(inf.calendars),
@@ -584,7 +596,8 @@ type observedLock struct {
 	probe   *liveness.Probe
 	timeout time.Duration
 	// validity, when set, learns of each write of the Lease in our name
-	// that succeeded: the fence of the syncs (leaseFence).
+	// that succeeded, and of each read of it in another's name: the fence
+	// of the syncs (leaseValidity).
 	validity *leaseValidity
 }
 
@@ -597,7 +610,12 @@ func (l *observedLock) attempt(ctx context.Context) (context.Context, context.Ca
 func (l *observedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	ctx, done := l.attempt(ctx)
 	defer done()
-	return l.Interface.Get(ctx)
+	rec, raw, err := l.Interface.Get(ctx)
+	if err == nil && l.validity != nil && rec.HolderIdentity != "" && rec.HolderIdentity != l.Identity() {
+		// Another holds it: whatever our clock says, we no longer do.
+		l.validity.withdraw()
+	}
+	return rec, raw, err
 }
 
 func (l *observedLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {

@@ -228,6 +228,15 @@ func validateLeaseFlags(o options) error {
 	return nil
 }
 
+// leaseValiditySpan is how long after the start of a successful write of
+// the Lease in our name it is surely still ours (leaseValidity): the renew
+// deadline and a retry period, what a leader may take to notice a loss.
+// Plus the grace it is the lease duration less the grace, short of when a
+// standby may take it.
+func leaseValiditySpan(o options) time.Duration {
+	return o.renewDeadline + o.retryPeriod
+}
+
 // leaseGrace is how long, under leader election, a sync may go on once the
 // workers' context ends (syncContext): half the fence. A leader notices a
 // lost Lease a retry period and a renew deadline after its last renewal at

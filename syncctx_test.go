@@ -2,9 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
@@ -91,10 +100,10 @@ func TestGraceContextOutlivesAnyRunBeforeItsParentEnds(t *testing.T) {
 func TestASyncEndsAtTheLeaseFenceWhetherOrNotTheLossWasNoticed(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
 	t0 := clk.Now()
-	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	v := newLeaseValidity(clk, 10*time.Second)
 	v.renewed(t0)
 	leading := context.Background() // the loss never noticed
-	syncCtx, cancel := syncContext(leading, 1500*time.Millisecond, v.fence, clk)
+	syncCtx, cancel := syncContext(leading, 1500*time.Millisecond, v, clk)
 	defer cancel()
 	clk.Step(5 * time.Second)
 	v.renewed(clk.Now()) // the fence is now t0+15s
@@ -121,10 +130,10 @@ func TestASyncEndsAtTheLeaseFenceWhetherOrNotTheLossWasNoticed(t *testing.T) {
 // sync in hand is cut at once, since another replica may lead already.
 func TestALossNoticedPastTheFenceLeavesNoGrace(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
-	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
+	v := newLeaseValidity(clk, 10*time.Second)
 	v.renewed(clk.Now())
 	lease, lost := context.WithCancel(context.Background())
-	g, cancel := graceContext(lease, 1500*time.Millisecond, v.fence, clk)
+	g, cancel := graceContext(lease, 1500*time.Millisecond, v, clk)
 	defer cancel()
 	clk.Step(30 * time.Second) // frozen for half a minute
 	lost()
@@ -138,16 +147,16 @@ func TestALossNoticedPastTheFenceLeavesNoGrace(t *testing.T) {
 // No sync starts once the fence has passed, and one starts before it.
 func TestNoSyncStartsPastTheLeaseFence(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
-	v := &leaseValidity{clock: clk, renewDeadline: 10 * time.Second}
-	if !fenced(v.fence, clk) {
+	v := newLeaseValidity(clk, 10*time.Second)
+	if !fenced(v, clk) {
 		t.Error("a sync may start before the Lease was ever held")
 	}
 	v.renewed(clk.Now())
-	if fenced(v.fence, clk) {
+	if fenced(v, clk) {
 		t.Error("no sync may start right after a renewal")
 	}
 	clk.Step(10 * time.Second)
-	if !fenced(v.fence, clk) {
+	if !fenced(v, clk) {
 		t.Error("a sync may start at the fence")
 	}
 	if fenced(nil, clk) {
@@ -163,8 +172,8 @@ func TestAFencedControllerStartsNoRun(t *testing.T) {
 	f := newFixture(t, at(time.Second))
 	f.cronJob = newCronJob()
 	c, _, _ := f.newController(ctx)
-	v := &leaseValidity{clock: f.clock, renewDeadline: 10 * time.Second}
-	c.fence = v.fence // never renewed: past
+	v := newLeaseValidity(f.clock, 10*time.Second)
+	c.fence = v // never renewed: past
 	c.queue.Add(cache.MetaObjectToName(f.cronJob))
 	c.processNextWorkItem(ctx)
 	for _, a := range f.kubeclient.Actions() {
@@ -181,5 +190,57 @@ func TestAFencedControllerStartsNoRun(t *testing.T) {
 	}
 	if !created {
 		t.Error("after a renewal the run due did not start")
+	}
+}
+
+// A write leaving a leader thawed past its Lease's validity and grace is
+// refused as it leaves, in the goroutine that sends it, before any
+// cancellation elsewhere has run; reads, the Lease's own writes and Events
+// still go out.
+func TestNoWriteLeavesAThawedLeaderPastItsFence(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !unfenced(r.URL.Path) {
+			posts.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"ns"}}`))
+	}))
+	defer srv.Close()
+	clk := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	v := newLeaseValidity(clk, 10*time.Second)
+	v.renewed(clk.Now())
+	cfg := &rest.Config{Host: srv.URL, QPS: -1}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &fencedTransport{next: rt, fence: v, grace: 1500 * time.Millisecond}
+	})
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}}
+	if _, err := client.BatchV1().Jobs("ns").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("within the validity: %v", err)
+	}
+	clk.Step(30 * time.Second) // frozen half a minute; a standby leads since t0+15s
+	if _, err := client.BatchV1().Jobs("ns").Create(ctx, job, metav1.CreateOptions{}); !errors.Is(err, errFenced) {
+		t.Errorf("past the fence and grace: %v, want it refused as it leaves", err)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("%d creates reached the API server, want the one within the validity", n)
+	}
+	if _, err := client.BatchV1().Jobs("ns").Get(ctx, "j", metav1.GetOptions{}); err != nil {
+		t.Errorf("a read past the fence: %v", err)
+	}
+	if _, err := client.CoreV1().Events("ns").Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}}, metav1.CreateOptions{}); errors.Is(err, errFenced) {
+		t.Error("an Event was fenced")
+	}
+	for _, p := range []string{"/apis/coordination.k8s.io/v1/namespaces/ns/leases/x", "/api/v1/namespaces/ns/events", "/apis/events.k8s.io/v1/namespaces/ns/events"} {
+		if !unfenced(p) {
+			t.Errorf("%s is fenced", p)
+		}
+	}
+	for _, p := range []string{"/apis/batch/v1/namespaces/leases/jobs", "/apis/batch.tutorial.kubebuilder.io/v1/namespaces/ns/cronjobs/leases/status", "/api/v1/namespaces/events/pods"} {
+		if unfenced(p) {
+			t.Errorf("%s is not fenced", p)
+		}
 	}
 }
