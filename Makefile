@@ -11,15 +11,28 @@ CRD             := artifacts/examples/crd.yaml
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
+# The version every binary reports (-version, kubectl cronjob version, the
+# build_info metric): VERSION= on the command line, else git describe of the
+# latest v* tag (v0.1.0, v0.1.0-3-gabc1234 after it, -dirty with uncommitted
+# changes), else v0.0.0-<commit> before the first tag. Stamped by -ldflags -X
+# into pkg/version.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo "v0.0.0-$$(git describe --always --dirty 2>/dev/null || echo unknown)")
+endif
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
+LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
+
 .PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
 ## build: the controller binary and the kubectl plugin (kubectl-cronjob), in
-## _output/bin. Put the plugin on PATH to run it as `kubectl cronjob`.
+## _output/bin, stamped with VERSION. Put the plugin on PATH to run it as
+## `kubectl cronjob`.
 build:
-	go build -o $(OUTPUT_BIN)/cronjob-controller .
-	go build -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
+	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_BIN)/cronjob-controller .
+	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
 
 IMAGE          ?= cronjob-controller:latest
 IMAGE_PLATFORM ?= linux/$(shell go env GOARCH)
@@ -29,10 +42,11 @@ IMAGE_ARCHIVE  ?= _output/cronjob-controller-image.tar
 ## load or kind load image-archive, with no container engine: hack/image (built
 ## into _output/bin with go-containerregistry, the version go.mod pins) puts the
 ## static binary, time zone database embedded, in an image from scratch run as
-## 65532:65532. IMAGE names it, IMAGE_PLATFORM=linux/arm64 cross-builds.
+## 65532:65532, stamped with VERSION. IMAGE names it, IMAGE_PLATFORM=linux/arm64
+## cross-builds.
 image:
 	go build -o $(OUTPUT_BIN)/image-builder ./hack/image
-	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM)
+	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM) -ldflags '$(LDFLAGS)'
 
 # Fuzzing is bounded by executions, not by a clock: go1.26's coordinator races
 # on a -fuzztime deadline and can fail a run with "context deadline exceeded"

@@ -48,18 +48,19 @@ func main() {
 	ref := flag.String("image", "cronjob-controller:latest", "the image's name and tag in the archive")
 	platform := flag.String("platform", "linux/"+runtime.GOARCH, "os/arch of the image (linux/amd64, linux/arm64, ...)")
 	pkg := flag.String("package", ".", "the controller's main package, built with go build")
+	ldflags := flag.String("ldflags", "", "more -ldflags for go build, after -s -w: the Makefile's -X version stamps")
 	flag.Parse()
 	if *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: image -o ARCHIVE [-image NAME:TAG] [-platform OS/ARCH] [-package DIR]")
+		fmt.Fprintln(os.Stderr, "usage: image -o ARCHIVE [-image NAME:TAG] [-platform OS/ARCH] [-package DIR] [-ldflags FLAGS]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *out, *ref, *platform, *pkg); err != nil {
+	if err := run(context.Background(), *out, *ref, *platform, *pkg, *ldflags); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out, ref, platformSpec, pkg string) error {
+func run(ctx context.Context, out, ref, platformSpec, pkg, ldflags string) error {
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		return fmt.Errorf("image name %q: %w", ref, err)
@@ -78,7 +79,7 @@ func run(ctx context.Context, out, ref, platformSpec, pkg string) error {
 	}
 	defer os.RemoveAll(tmp)
 	binary := filepath.Join(tmp, "cronjob-controller")
-	if err := BuildBinary(ctx, pkg, *platform, binary); err != nil {
+	if err := BuildBinary(ctx, pkg, *platform, binary, ldflags); err != nil {
 		return err
 	}
 	built := time.Now()
@@ -118,9 +119,10 @@ func run(ctx context.Context, out, ref, platformSpec, pkg string) error {
 }
 
 // BuildBinary builds the controller for the platform: static, stripped,
-// reproducible paths, time zone database embedded.
-func BuildBinary(ctx context.Context, pkg string, platform v1.Platform, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", BuildTags, "-ldflags=-s -w", "-o", out, pkg)
+// reproducible paths, time zone database embedded; ldflags (the version
+// stamps) are added to -s -w.
+func BuildBinary(ctx context.Context, pkg string, platform v1.Platform, out, ldflags string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", BuildTags, "-ldflags=-s -w "+ldflags, "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+platform.OS, "GOARCH="+platform.Architecture)
 	if platform.Architecture == "arm" && platform.Variant != "" {
 		cmd.Env = append(cmd.Env, "GOARM="+platform.Variant[len("v"):])
