@@ -23,7 +23,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 
-.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
+.PHONY: all build image test fuzz alert-rules prometheusrule model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
@@ -71,6 +71,11 @@ test:
 ## with promtool (Debian's prometheus package, installed when missing).
 alert-rules:
 	hack/alert-rules.sh
+
+## prometheusrule: regenerate artifacts/monitoring/prometheusrule/prometheusrule.yaml
+## (the Prometheus Operator's PrometheusRule) from artifacts/prometheus/rules.yaml.
+prometheusrule:
+	go run ./hack/prometheusrule
 
 ## fuzz: each fuzz target for FUZZ_TIME executions (seed corpus: f.Add and testdata/fuzz),
 ## then the model-based test longer than the unit run: 400 fixed seeds of 400
@@ -128,7 +133,7 @@ $(CONTROLLER_GEN):
 	GOBIN=$(OUTPUT_BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(OUTPUT_BIN)/controller-gen $@
 
-## verify: formatting, vet, generated code and CRD are current.
+## verify: formatting, vet, generated code, CRD and PrometheusRule are current.
 # go vet -tags e2e covers the end-to-end files too; no file is excluded by the
 # tag, so it vets everything a plain go vet ./... would.
 verify: $(CONTROLLER_GEN)
@@ -139,6 +144,9 @@ verify: $(CONTROLLER_GEN)
 	@$(CRD_FROM_TYPES) | diff -u $(CRD) - \
 	  || { echo "$(CRD) is stale: run make manifests" >&2; exit 1; }
 	@echo "CRD is up to date"
+	@go run ./hack/prometheusrule -o /dev/stdout | diff -u artifacts/monitoring/prometheusrule/prometheusrule.yaml - \
+	  || { echo "the PrometheusRule is stale: run make prometheusrule" >&2; exit 1; }
+	@echo "PrometheusRule is up to date"
 
 ## soak: the long variants of the fault tests (500 CronJobs, 40 kills; through the
 ## fault proxy, 200 CronJobs for 5 minutes with 10% of requests faulted, and 3
