@@ -23,7 +23,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 
-.PHONY: all build image test fuzz alert-rules prometheusrule model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
+.PHONY: all build image release test fuzz alert-rules prometheusrule model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
@@ -47,6 +47,21 @@ IMAGE_ARCHIVE  ?= _output/cronjob-controller-image.tar
 image:
 	go build -o $(OUTPUT_BIN)/image-builder ./hack/image
 	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM) -ldflags '$(LDFLAGS)'
+
+# Where the release's image is pushed: install.yaml names IMAGE_REPO:VERSION.
+IMAGE_REPO       ?= ghcr.io/cronjob-controller/cronjob-controller
+RELEASE_DIR      ?= _output/release
+PLUGIN_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64,windows/arm64
+IMAGE_PLATFORMS  ?= linux/amd64,linux/arm64
+
+## release: a release in RELEASE_DIR (hack/release): install.yaml (one
+## kubectl apply -f installs everything, the image at IMAGE_REPO:VERSION), the
+## image archive per IMAGE_PLATFORMS, the plugin archived per PLUGIN_PLATFORMS,
+## the krew manifest naming them with their sha256 (checked by krew's own
+## validator), and SHA256SUMS. Needs no registry: push the images yourself.
+release:
+	go run ./hack/release -version '$(VERSION)' -revision '$(REVISION)' -image-repo '$(IMAGE_REPO)' \
+	  -o '$(RELEASE_DIR)' -plugin-platforms '$(PLUGIN_PLATFORMS)' -image-platforms '$(IMAGE_PLATFORMS)'
 
 # Fuzzing is bounded by executions, not by a clock: go1.26's coordinator races
 # on a -fuzztime deadline and can fail a run with "context deadline exceeded"
