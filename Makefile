@@ -6,6 +6,7 @@ OUTPUT_BIN      := $(CURDIR)/_output/bin
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN  := $(OUTPUT_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 CRD             := artifacts/examples/crd.yaml
+CHART           := charts/cronjob-controller
 # The CRD as the API types' markers describe it; embedded ObjectMeta keeps its
 # schema so the API server does not prune template labels and annotations.
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
@@ -23,7 +24,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 
-.PHONY: all build image release test fuzz alert-rules prometheusrule model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
+.PHONY: all build image release test fuzz alert-rules prometheusrule chart model soak cluster-binaries verify run codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
@@ -58,7 +59,8 @@ IMAGE_PLATFORMS  ?= linux/amd64,linux/arm64
 ## kubectl apply -f installs everything, the image at IMAGE_REPO:VERSION), the
 ## image archive per IMAGE_PLATFORMS, the plugin archived per PLUGIN_PLATFORMS,
 ## the krew manifest naming them with their sha256 (checked by krew's own
-## validator), and SHA256SUMS. Needs no registry: push the images yourself.
+## validator), the Helm chart package, and SHA256SUMS. Needs no registry:
+## push the images yourself.
 release:
 	go run ./hack/release -version '$(VERSION)' -revision '$(REVISION)' -image-repo '$(IMAGE_REPO)' \
 	  -o '$(RELEASE_DIR)' -plugin-platforms '$(PLUGIN_PLATFORMS)' -image-platforms '$(IMAGE_PLATFORMS)'
@@ -73,7 +75,7 @@ FUZZ_MINIMIZE ?= 500x
 
 ## test: the unit tests (no cluster needed), then the end-to-end tests (build tag
 ## e2e) on the embedded control plane, all with the race detector, then a short
-## fuzz run and the alerting rules' tests. The unit run comes first so it fails
+## fuzz run, the alerting rules' tests and the chart's. The unit run comes first so it fails
 ## fast, before the cluster build.
 test:
 	go test -race -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
@@ -81,6 +83,7 @@ test:
 	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./test/e2e
 	$(MAKE) fuzz
 	$(MAKE) alert-rules
+	$(MAKE) chart
 
 ## alert-rules: the alerting rules in artifacts/prometheus against their tests,
 ## with promtool (Debian's prometheus package, installed when missing).
@@ -88,9 +91,17 @@ alert-rules:
 	hack/alert-rules.sh
 
 ## prometheusrule: regenerate artifacts/monitoring/prometheusrule/prometheusrule.yaml
-## (the Prometheus Operator's PrometheusRule) from artifacts/prometheus/rules.yaml.
+## (the Prometheus Operator's PrometheusRule) from artifacts/prometheus/rules.yaml,
+## and the chart's copy of the rules.
 prometheusrule:
 	go run ./hack/prometheusrule
+	cp artifacts/prometheus/rules.yaml $(CHART)/files/rules.yaml
+
+## chart: the Helm chart's tests with Helm's own Go module (hack/helm, a module
+## of its own): helm lint --strict, the defaults against artifacts/deploy, the
+## values reaching the objects, the schema refusing bad values, the package.
+chart:
+	cd hack/helm && go test -count=1 ./...
 
 ## fuzz: each fuzz target for FUZZ_TIME executions (seed corpus: f.Add and testdata/fuzz),
 ## then the model-based test longer than the unit run: 400 fixed seeds of 400
@@ -142,6 +153,7 @@ codegen:
 ## manifests: regenerate the CRD from the API types' markers.
 manifests: $(CONTROLLER_GEN)
 	$(CRD_FROM_TYPES) > $(CRD)
+	cp $(CRD) $(CHART)/crds/crds.yaml
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(OUTPUT_BIN)
@@ -162,6 +174,9 @@ verify: $(CONTROLLER_GEN)
 	@go run ./hack/prometheusrule -o /dev/stdout | diff -u artifacts/monitoring/prometheusrule/prometheusrule.yaml - \
 	  || { echo "the PrometheusRule is stale: run make prometheusrule" >&2; exit 1; }
 	@echo "PrometheusRule is up to date"
+	@cmp -s $(CRD) $(CHART)/crds/crds.yaml && cmp -s artifacts/prometheus/rules.yaml $(CHART)/files/rules.yaml \
+	  || { echo "the chart's copies of the CRD or the rules are stale: run make manifests prometheusrule" >&2; exit 1; }
+	@echo "the chart's CRD and rules are up to date"
 
 ## soak: the long variants of the fault tests (500 CronJobs, 40 kills; through the
 ## fault proxy, 200 CronJobs for 5 minutes with 10% of requests faulted, and 3

@@ -10,6 +10,9 @@
 //     platform, as make image builds it (docker load, podman load);
 //   - kubectl-cronjob_<version>_<os>_<arch>.tar.gz (.zip for windows): the
 //     plugin with the LICENSE, per platform;
+//   - cronjob-controller-<version without v>.tgz: the Helm chart of
+//     charts/cronjob-controller at the version, its image IMAGE_REPO
+//     (packaged by hack/helm, with Helm's own Go module);
 //   - cronjob.yaml: the krew manifest naming those archives with their
 //     sha256, checked by krew's own validator (sigs.k8s.io/krew's
 //     validate-krew-manifest, run with go run at a pinned version, so the
@@ -50,6 +53,7 @@ type config struct {
 	pluginPlatforms   []string
 	imagePlatforms    []string
 	validateKrew      bool
+	chart             bool
 }
 
 func main() {
@@ -63,6 +67,7 @@ func main() {
 	flag.StringVar(&plugins, "plugin-platforms", "linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64,windows/arm64", "os/arch of the plugin archives")
 	flag.StringVar(&images, "image-platforms", "linux/amd64,linux/arm64", "os/arch of the image archives")
 	flag.BoolVar(&c.validateKrew, "validate-krew", true, "check the krew manifest with "+KrewValidator)
+	flag.BoolVar(&c.chart, "chart", true, "package the Helm chart (hack/helm)")
 	flag.Parse()
 	c.pluginPlatforms = split(plugins)
 	c.imagePlatforms = split(images)
@@ -121,6 +126,17 @@ func (c config) run() error {
 		cmd := exec.Command("go", "run", KrewValidator, "-manifest", manifestPath, "-skip-install")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("krew's validator refused %s: %v\n%s", manifestPath, err, out)
+		}
+	}
+	if c.chart {
+		out, err := filepath.Abs(c.out)
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command("go", "run", ".", "package", "-version", c.version, "-image-repo", c.imageRepo, "-o", out)
+		cmd.Dir = filepath.Join("hack", "helm")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("packaging the chart: %v\n%s", err, b)
 		}
 	}
 	if err := writeSums(c.out); err != nil {

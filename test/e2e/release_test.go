@@ -28,7 +28,8 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/hack/image/imagearchive"
 )
 
-// make release writes, with no registry: install.yaml, which is
+// make release writes, with no registry: the Helm chart package (hack/helm's
+// tests cover what it holds); install.yaml, which is
 // artifacts/deploy with the image at IMAGE_REPO:VERSION and which one
 // kubectl apply -f installs; the image archive tagged so, whose binary says
 // the version; the plugin archive with the LICENSE, whose binary says the
@@ -62,7 +63,8 @@ func TestReleaseInstallsWithOneApply(t *testing.T) {
 	for _, e := range entries {
 		files = append(files, e.Name())
 	}
-	want := []string{"SHA256SUMS", imageArchive, "cronjob.yaml", "install.yaml", pluginArchive}
+	chartPackage := "cronjob-controller-" + strings.TrimPrefix(version, "v") + ".tgz"
+	want := []string{"SHA256SUMS", chartPackage, imageArchive, "cronjob.yaml", "install.yaml", pluginArchive}
 	sort.Strings(want)
 	if !slices.Equal(files, want) {
 		t.Errorf("the release holds %q, want %q", files, want)
