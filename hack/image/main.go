@@ -11,6 +11,7 @@
 //
 //	go run ./hack/image -o _output/cronjob-controller-image.tar
 //	go run ./hack/image -o arm.tar -platform linux/arm64 -image example.com/cronjob-controller:v1
+//	go run ./hack/image -oci -o multi.oci.tar -platform linux/amd64,linux/arm64 -image example.com/cronjob-controller:v1
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -46,15 +48,22 @@ const (
 func main() {
 	out := flag.String("o", "", "the image archive to write (required)")
 	ref := flag.String("image", "cronjob-controller:latest", "the image's name and tag in the archive")
-	platform := flag.String("platform", "linux/"+runtime.GOARCH, "os/arch of the image (linux/amd64, linux/arm64, ...)")
+	platform := flag.String("platform", "linux/"+runtime.GOARCH, "os/arch of the image (linux/amd64, linux/arm64, ...); with -oci, a comma-separated list")
+	oci := flag.Bool("oci", false, "write an oci-archive holding an OCI image index of every -platform, instead of a docker save archive of one")
 	pkg := flag.String("package", ".", "the controller's main package, built with go build")
 	ldflags := flag.String("ldflags", "", "more -ldflags for go build, after -s -w: the Makefile's -X version stamps")
 	flag.Parse()
 	if *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: image -o ARCHIVE [-image NAME:TAG] [-platform OS/ARCH] [-package DIR] [-ldflags FLAGS]")
+		fmt.Fprintln(os.Stderr, "usage: image -o ARCHIVE [-image NAME:TAG] [-platform OS/ARCH[,...] [-oci]] [-package DIR] [-ldflags FLAGS]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *out, *ref, *platform, *pkg, *ldflags); err != nil {
+	var err error
+	if *oci {
+		err = runOCI(context.Background(), *out, *ref, strings.Split(*platform, ","), *pkg, *ldflags)
+	} else {
+		err = run(context.Background(), *out, *ref, *platform, *pkg, *ldflags)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}

@@ -6,6 +6,10 @@
 //     version (IMAGE_REPO:VERSION), so one kubectl apply -f installs the
 //     CRDs, the namespace, the RBAC, the Deployment, its metrics Service and
 //     its PodDisruptionBudget;
+//   - cronjob-controller-image_<version>.oci.tar: the image as one OCI
+//     image index of every platform, in an oci-archive (an OCI image
+//     layout in a tar, for skopeo copy --all oci-archive:...): what a
+//     registry serves under the tag;
 //   - cronjob-controller-image_<version>_linux_<arch>.tar: the image per
 //     platform, as make image builds it (docker load, podman load);
 //   - kubectl-cronjob_<version>_<os>_<arch>.tar.gz (.zip for windows): the
@@ -104,6 +108,15 @@ func (c config) run() error {
 	for _, p := range c.imagePlatforms {
 		if err := c.image(p); err != nil {
 			return fmt.Errorf("image for %s: %w", p, err)
+		}
+	}
+	if len(c.imagePlatforms) > 0 {
+		out := filepath.Join(c.out, fmt.Sprintf("cronjob-controller-image_%s.oci.tar", c.version))
+		cmd := exec.Command("go", "run", "./hack/image", "-oci", "-o", out, "-image", c.imageRepo+":"+c.version,
+			"-platform", strings.Join(c.imagePlatforms, ","), "-ldflags", c.ldflags())
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("the OCI image index: %w", err)
 		}
 	}
 	var platforms []krewPlatform

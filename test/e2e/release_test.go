@@ -64,7 +64,8 @@ func TestReleaseInstallsWithOneApply(t *testing.T) {
 		files = append(files, e.Name())
 	}
 	chartPackage := "cronjob-controller-" + strings.TrimPrefix(version, "v") + ".tgz"
-	want := []string{"SHA256SUMS", chartPackage, imageArchive, "cronjob.yaml", "install.yaml", pluginArchive}
+	ociArchive := fmt.Sprintf("cronjob-controller-image_%s.oci.tar", version)
+	want := []string{"SHA256SUMS", chartPackage, ociArchive, imageArchive, "cronjob.yaml", "install.yaml", pluginArchive}
 	sort.Strings(want)
 	if !slices.Equal(files, want) {
 		t.Errorf("the release holds %q, want %q", files, want)
