@@ -6,20 +6,34 @@ OUTPUT_BIN      := $(CURDIR)/_output/bin
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN  := $(OUTPUT_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 CRD             := artifacts/examples/crd.yaml
+CHART           := charts/cronjob-controller
 # The CRD as the API types' markers describe it; embedded ObjectMeta keeps its
 # schema so the API server does not prune template labels and annotations.
 CRD_FROM_TYPES   = $(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:stdout | go run ./hack/crdtidy
 GO_TEST_FLAGS   ?=
 
-.PHONY: all build image test fuzz alert-rules model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
+# The version every binary reports (-version, kubectl cronjob version, the
+# build_info metric): VERSION= on the command line, else git describe of the
+# latest v* tag (v0.1.0, v0.1.0-3-gabc1234 after it, -dirty with uncommitted
+# changes), else v0.0.0-<commit> before the first tag. Stamped by -ldflags -X
+# into pkg/version.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo "v0.0.0-$$(git describe --always --dirty 2>/dev/null || echo unknown)")
+endif
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
+LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
+
+.PHONY: all build image release test fuzz alert-rules prometheusrule chart model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
 
 all: build
 
 ## build: the controller binary and the kubectl plugin (kubectl-cronjob), in
-## _output/bin. Put the plugin on PATH to run it as `kubectl cronjob`.
+## _output/bin, stamped with VERSION. Put the plugin on PATH to run it as
+## `kubectl cronjob`.
 build:
-	go build -o $(OUTPUT_BIN)/cronjob-controller .
-	go build -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
+	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_BIN)/cronjob-controller .
+	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
 
 IMAGE          ?= cronjob-controller:latest
 IMAGE_PLATFORM ?= linux/$(shell go env GOARCH)
@@ -29,10 +43,27 @@ IMAGE_ARCHIVE  ?= _output/cronjob-controller-image.tar
 ## load or kind load image-archive, with no container engine: hack/image (built
 ## into _output/bin with go-containerregistry, the version go.mod pins) puts the
 ## static binary, time zone database embedded, in an image from scratch run as
-## 65532:65532. IMAGE names it, IMAGE_PLATFORM=linux/arm64 cross-builds.
+## 65532:65532, stamped with VERSION. IMAGE names it, IMAGE_PLATFORM=linux/arm64
+## cross-builds.
 image:
 	go build -o $(OUTPUT_BIN)/image-builder ./hack/image
-	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM)
+	$(OUTPUT_BIN)/image-builder -o $(IMAGE_ARCHIVE) -image $(IMAGE) -platform $(IMAGE_PLATFORM) -ldflags '$(LDFLAGS)'
+
+# Where the release's image is pushed: install.yaml names IMAGE_REPO:VERSION.
+IMAGE_REPO       ?= ghcr.io/cronjob-controller/cronjob-controller
+RELEASE_DIR      ?= _output/release
+PLUGIN_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64,windows/arm64
+IMAGE_PLATFORMS  ?= linux/amd64,linux/arm64
+
+## release: a release in RELEASE_DIR (hack/release): install.yaml (one
+## kubectl apply -f installs everything, the image at IMAGE_REPO:VERSION), the
+## image archive per IMAGE_PLATFORMS, the plugin archived per PLUGIN_PLATFORMS,
+## the krew manifest naming them with their sha256 (checked by krew's own
+## validator), the Helm chart package, and SHA256SUMS. Needs no registry:
+## push the images yourself.
+release:
+	go run ./hack/release -version '$(VERSION)' -revision '$(REVISION)' -image-repo '$(IMAGE_REPO)' \
+	  -o '$(RELEASE_DIR)' -plugin-platforms '$(PLUGIN_PLATFORMS)' -image-platforms '$(IMAGE_PLATFORMS)'
 
 # Fuzzing is bounded by executions, not by a clock: go1.26's coordinator races
 # on a -fuzztime deadline and can fail a run with "context deadline exceeded"
@@ -44,7 +75,7 @@ FUZZ_MINIMIZE ?= 500x
 
 ## test: the unit tests (no cluster needed), then the end-to-end tests (build tag
 ## e2e) on the embedded control plane, all with the race detector, then a short
-## fuzz run and the alerting rules' tests. The unit run comes first so it fails
+## fuzz run, the alerting rules' tests and the chart's. The unit run comes first so it fails
 ## fast, before the cluster build.
 test:
 	go test -race -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
@@ -52,11 +83,25 @@ test:
 	go test -race -count=1 -timeout 60m -tags e2e $(GO_TEST_FLAGS) ./test/e2e
 	$(MAKE) fuzz
 	$(MAKE) alert-rules
+	$(MAKE) chart
 
 ## alert-rules: the alerting rules in artifacts/prometheus against their tests,
 ## with promtool (Debian's prometheus package, installed when missing).
 alert-rules:
 	hack/alert-rules.sh
+
+## prometheusrule: regenerate artifacts/monitoring/prometheusrule/prometheusrule.yaml
+## (the Prometheus Operator's PrometheusRule) from artifacts/prometheus/rules.yaml,
+## and the chart's copy of the rules.
+prometheusrule:
+	go run ./hack/prometheusrule
+	cp artifacts/prometheus/rules.yaml $(CHART)/files/rules.yaml
+
+## chart: the Helm chart's tests with Helm's own Go module (hack/helm, a module
+## of its own): helm lint --strict, the defaults against artifacts/deploy, the
+## values reaching the objects, the schema refusing bad values, the package.
+chart:
+	cd hack/helm && go test -count=1 ./...
 
 ## fuzz: each fuzz target for FUZZ_TIME executions (seed corpus: f.Add and testdata/fuzz),
 ## then the model-based test longer than the unit run: 400 fixed seeds of 400
@@ -119,13 +164,14 @@ codegen:
 ## manifests: regenerate the CRD from the API types' markers.
 manifests: $(CONTROLLER_GEN)
 	$(CRD_FROM_TYPES) > $(CRD)
+	cp $(CRD) $(CHART)/crds/crds.yaml
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(OUTPUT_BIN)
 	GOBIN=$(OUTPUT_BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(OUTPUT_BIN)/controller-gen $@
 
-## verify: formatting, vet, generated code and CRD are current.
+## verify: formatting, vet, generated code, CRD and PrometheusRule are current.
 # go vet -tags e2e covers the end-to-end files too; no file is excluded by the
 # tag, so it vets everything a plain go vet ./... would.
 verify: $(CONTROLLER_GEN)
@@ -136,6 +182,12 @@ verify: $(CONTROLLER_GEN)
 	@$(CRD_FROM_TYPES) | diff -u $(CRD) - \
 	  || { echo "$(CRD) is stale: run make manifests" >&2; exit 1; }
 	@echo "CRD is up to date"
+	@go run ./hack/prometheusrule -o /dev/stdout | diff -u artifacts/monitoring/prometheusrule/prometheusrule.yaml - \
+	  || { echo "the PrometheusRule is stale: run make prometheusrule" >&2; exit 1; }
+	@echo "PrometheusRule is up to date"
+	@cmp -s $(CRD) $(CHART)/crds/crds.yaml && cmp -s artifacts/prometheus/rules.yaml $(CHART)/files/rules.yaml \
+	  || { echo "the chart's copies of the CRD or the rules are stale: run make manifests prometheusrule" >&2; exit 1; }
+	@echo "the chart's CRD and rules are up to date"
 
 ## soak: the long variants of the fault tests (500 CronJobs, 40 kills; through the
 ## fault proxy, 200 CronJobs for 5 minutes with 10% of requests faulted, and 3

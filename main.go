@@ -47,6 +47,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
+	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
 
 // The default client limits are a safety net against a runaway loop, not
@@ -130,7 +131,12 @@ func main() {
 	flag.StringVar(&o.leaderElectID, "leader-elect-id", "cronjob-controller", "Name of the Lease.")
 	flag.IntVar(&o.shards, "shards", 0, "Share the CronJobs with the other replicas over this many shards, each held through a Lease (named after -leader-elect-id, timed by the -leader-elect-* durations); 0 runs unsharded. Every replica must use the same number. Excludes -leader-elect.")
 	flag.BoolVar(&o.shardSelectors, "shard-selectors", true, "With -shards, also ask the API server for only the held shards' CronJobs (shardSelector, feature gate ShardedListAndWatch); an API server without the gate ignores it, and the replica filters alone.")
+	printVersion := flag.Bool("version", false, "Print the version, the commit and the Go version, and exit.")
 	flag.Parse()
+	if *printVersion {
+		fmt.Println("cronjob-controller", version.Get())
+		return
+	}
 	if err := logsapi.ValidateAndApply(logging, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "cronjob-controller:", err)
 		os.Exit(1)
@@ -140,6 +146,7 @@ func main() {
 	defer stop()
 	logger := klog.FromContext(ctx)
 	ctx = klog.NewContext(ctx, logger)
+	logger.Info("Starting cronjob-controller", version.Get().KeysAndValues()...)
 	logger.V(2).Info("Garbage collector", "GOGC", gogc)
 
 	if err := run(ctx, o); err != nil {

@@ -11,6 +11,7 @@
 //
 //	go run ./hack/image -o _output/cronjob-controller-image.tar
 //	go run ./hack/image -o arm.tar -platform linux/arm64 -image example.com/cronjob-controller:v1
+//	go run ./hack/image -oci -o multi.oci.tar -platform linux/amd64,linux/arm64 -image example.com/cronjob-controller:v1
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -46,20 +48,28 @@ const (
 func main() {
 	out := flag.String("o", "", "the image archive to write (required)")
 	ref := flag.String("image", "cronjob-controller:latest", "the image's name and tag in the archive")
-	platform := flag.String("platform", "linux/"+runtime.GOARCH, "os/arch of the image (linux/amd64, linux/arm64, ...)")
+	platform := flag.String("platform", "linux/"+runtime.GOARCH, "os/arch of the image (linux/amd64, linux/arm64, ...); with -oci, a comma-separated list")
+	oci := flag.Bool("oci", false, "write an oci-archive holding an OCI image index of every -platform, instead of a docker save archive of one")
 	pkg := flag.String("package", ".", "the controller's main package, built with go build")
+	ldflags := flag.String("ldflags", "", "more -ldflags for go build, after -s -w: the Makefile's -X version stamps")
 	flag.Parse()
 	if *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: image -o ARCHIVE [-image NAME:TAG] [-platform OS/ARCH] [-package DIR]")
+		fmt.Fprintln(os.Stderr, "usage: image -o ARCHIVE [-image NAME:TAG] [-platform OS/ARCH[,...] [-oci]] [-package DIR] [-ldflags FLAGS]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *out, *ref, *platform, *pkg); err != nil {
+	var err error
+	if *oci {
+		err = runOCI(context.Background(), *out, *ref, strings.Split(*platform, ","), *pkg, *ldflags)
+	} else {
+		err = run(context.Background(), *out, *ref, *platform, *pkg, *ldflags)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out, ref, platformSpec, pkg string) error {
+func run(ctx context.Context, out, ref, platformSpec, pkg, ldflags string) error {
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		return fmt.Errorf("image name %q: %w", ref, err)
@@ -78,7 +88,7 @@ func run(ctx context.Context, out, ref, platformSpec, pkg string) error {
 	}
 	defer os.RemoveAll(tmp)
 	binary := filepath.Join(tmp, "cronjob-controller")
-	if err := BuildBinary(ctx, pkg, *platform, binary); err != nil {
+	if err := BuildBinary(ctx, pkg, *platform, binary, ldflags); err != nil {
 		return err
 	}
 	built := time.Now()
@@ -118,9 +128,10 @@ func run(ctx context.Context, out, ref, platformSpec, pkg string) error {
 }
 
 // BuildBinary builds the controller for the platform: static, stripped,
-// reproducible paths, time zone database embedded.
-func BuildBinary(ctx context.Context, pkg string, platform v1.Platform, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", BuildTags, "-ldflags=-s -w", "-o", out, pkg)
+// reproducible paths, time zone database embedded; ldflags (the version
+// stamps) are added to -s -w.
+func BuildBinary(ctx context.Context, pkg string, platform v1.Platform, out, ldflags string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", BuildTags, "-ldflags=-s -w "+ldflags, "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+platform.OS, "GOARCH="+platform.Architecture)
 	if platform.Architecture == "arm" && platform.Variant != "" {
 		cmd.Env = append(cmd.Env, "GOARM="+platform.Variant[len("v"):])

@@ -20,10 +20,12 @@ type Store interface {
 	List() []any
 }
 
-// The per-CronJob series, named as kube-state-metrics names those of the
-// built-in kind (kube_cronjob_*), under this controller's prefix.
+// The per-CronJob series, named and labelled as kube-state-metrics names
+// and labels those of the built-in kind (kube_cronjob_*{namespace,cronjob}),
+// under this controller's prefix, so dashboards and alerts written for the
+// built-in kind need only the prefix changed.
 var (
-	cronJobLabelNames = []string{"namespace", "name"}
+	cronJobLabelNames = []string{"namespace", "cronjob"}
 
 	cronJobNextScheduleTime = prometheus.NewDesc(namespace+"_cronjob_next_schedule_time",
 		"Unix time of the CronJob's next scheduled run (status.nextScheduleTime); absent while suspended, past spec.notAfter, or while the schedule cannot be used.",
@@ -75,7 +77,7 @@ func (c *CronJobCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector. It sends the CronJobs in the
-// order the registry sorts series in (by name, then namespace), which makes
+// order the registry sorts series in (by the cronjob label, then namespace), which makes
 // that sort a linear pass, and the series of one CronJob share its label
 // pairs: at 10,000 CronJobs a scrape makes 165k allocations instead of
 // 714k and takes 2.4 to 2.8 times less CPU (docs/benchmarks.md).
@@ -140,7 +142,7 @@ type cronJobView struct {
 }
 
 var (
-	labelName      = "name"
+	labelCronJob   = "cronjob"
 	labelNamespace = "namespace"
 	labelReason    = "reason"
 )
@@ -156,7 +158,7 @@ type cronJobLabels struct {
 
 func newCronJobLabels(namespace, name string) *cronJobLabels {
 	l := &cronJobLabels{name: name, namespace: namespace}
-	l.pair[0].Name, l.pair[0].Value = &labelName, &l.name
+	l.pair[0].Name, l.pair[0].Value = &labelCronJob, &l.name
 	l.pair[1].Name, l.pair[1].Value = &labelNamespace, &l.namespace
 	l.pairs[0], l.pairs[1] = &l.pair[0], &l.pair[1]
 	return l

@@ -95,18 +95,18 @@ func synced() bool { return true }
 func TestCronJobCollectorReportsTheStatus(t *testing.T) {
 	c := NewCronJobCollector(storeOf(t, hourly(), paused(), fresh()), synced)
 	want := perCronJobHeaders + `
-cronjob_controller_cronjob_next_schedule_time{name="fresh",namespace="team-a"} 1.7672259e+09
-cronjob_controller_cronjob_next_schedule_time{name="hourly",namespace="team-a"} 1.7672292e+09
-cronjob_controller_cronjob_spec_suspend{name="fresh",namespace="team-a"} 0
-cronjob_controller_cronjob_spec_suspend{name="hourly",namespace="team-a"} 0
-cronjob_controller_cronjob_spec_suspend{name="paused",namespace="team-b"} 1
-cronjob_controller_cronjob_status_active{name="fresh",namespace="team-a"} 0
-cronjob_controller_cronjob_status_active{name="hourly",namespace="team-a"} 1
-cronjob_controller_cronjob_status_active{name="paused",namespace="team-b"} 0
-cronjob_controller_cronjob_status_last_schedule_time{name="hourly",namespace="team-a"} 1.7672256e+09
-cronjob_controller_cronjob_status_last_successful_time{name="hourly",namespace="team-a"} 1.76722206e+09
-cronjob_controller_cronjob_status_missed_runs_total{name="hourly",namespace="team-a",reason="DeadlineExceeded"} 3
-cronjob_controller_cronjob_status_missed_runs_total{name="hourly",namespace="team-a",reason="Superseded"} 12
+cronjob_controller_cronjob_next_schedule_time{cronjob="fresh",namespace="team-a"} 1.7672259e+09
+cronjob_controller_cronjob_next_schedule_time{cronjob="hourly",namespace="team-a"} 1.7672292e+09
+cronjob_controller_cronjob_spec_suspend{cronjob="fresh",namespace="team-a"} 0
+cronjob_controller_cronjob_spec_suspend{cronjob="hourly",namespace="team-a"} 0
+cronjob_controller_cronjob_spec_suspend{cronjob="paused",namespace="team-b"} 1
+cronjob_controller_cronjob_status_active{cronjob="fresh",namespace="team-a"} 0
+cronjob_controller_cronjob_status_active{cronjob="hourly",namespace="team-a"} 1
+cronjob_controller_cronjob_status_active{cronjob="paused",namespace="team-b"} 0
+cronjob_controller_cronjob_status_last_schedule_time{cronjob="hourly",namespace="team-a"} 1.7672256e+09
+cronjob_controller_cronjob_status_last_successful_time{cronjob="hourly",namespace="team-a"} 1.76722206e+09
+cronjob_controller_cronjob_status_missed_runs_total{cronjob="hourly",namespace="team-a",reason="DeadlineExceeded"} 3
+cronjob_controller_cronjob_status_missed_runs_total{cronjob="hourly",namespace="team-a",reason="Superseded"} 12
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), perCronJobNames...); err != nil {
 		t.Error(err)
@@ -151,8 +151,8 @@ func TestCronJobCollectorFollowsTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := perCronJobHeaders + `
-cronjob_controller_cronjob_spec_suspend{name="paused",namespace="team-b"} 1
-cronjob_controller_cronjob_status_active{name="paused",namespace="team-b"} 0
+cronjob_controller_cronjob_spec_suspend{cronjob="paused",namespace="team-b"} 1
+cronjob_controller_cronjob_status_active{cronjob="paused",namespace="team-b"} 0
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), perCronJobNames...); err != nil {
 		t.Errorf("after the delete: %v", err)
@@ -165,9 +165,9 @@ cronjob_controller_cronjob_status_active{name="paused",namespace="team-b"} 0
 		t.Fatal(err)
 	}
 	want = perCronJobHeaders + `
-cronjob_controller_cronjob_next_schedule_time{name="paused",namespace="team-b"} 1.767312e+09
-cronjob_controller_cronjob_spec_suspend{name="paused",namespace="team-b"} 0
-cronjob_controller_cronjob_status_active{name="paused",namespace="team-b"} 0
+cronjob_controller_cronjob_next_schedule_time{cronjob="paused",namespace="team-b"} 1.767312e+09
+cronjob_controller_cronjob_spec_suspend{cronjob="paused",namespace="team-b"} 0
+cronjob_controller_cronjob_status_active{cronjob="paused",namespace="team-b"} 0
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), perCronJobNames...); err != nil {
 		t.Errorf("after the resume: %v", err)
@@ -206,10 +206,10 @@ func TestCronJobCollectorMissedReasonsInAnyOrder(t *testing.T) {
 		{Reason: cronv1.MissedNameTaken, Count: 2},
 	}
 	want := perCronJobHeaders + `
-cronjob_controller_cronjob_spec_suspend{name="paused",namespace="team-b"} 1
-cronjob_controller_cronjob_status_active{name="paused",namespace="team-b"} 0
-cronjob_controller_cronjob_status_missed_runs_total{name="paused",namespace="team-b",reason="NameTaken"} 1
-cronjob_controller_cronjob_status_missed_runs_total{name="paused",namespace="team-b",reason="Superseded"} 4
+cronjob_controller_cronjob_spec_suspend{cronjob="paused",namespace="team-b"} 1
+cronjob_controller_cronjob_status_active{cronjob="paused",namespace="team-b"} 0
+cronjob_controller_cronjob_status_missed_runs_total{cronjob="paused",namespace="team-b",reason="NameTaken"} 1
+cronjob_controller_cronjob_status_missed_runs_total{cronjob="paused",namespace="team-b",reason="Superseded"} 4
 `
 	if err := testutil.CollectAndCompare(NewCronJobCollector(storeOf(t, cj), synced), strings.NewReader(want), perCronJobNames...); err != nil {
 		t.Error(err)
@@ -259,14 +259,14 @@ func TestCronJobCollectorReportsThePauseAndTheStreakOfAFailurePolicy(t *testing.
 
 	c := NewCronJobCollector(storeOf(t, pausedByFailures, trial, failing, unsynced, removed, paused()), synced)
 	want := failureHeaders + `
-cronjob_controller_cronjob_paused{name="broken",namespace="team-a"} 1
-cronjob_controller_cronjob_paused{name="flaky",namespace="team-a"} 0
-cronjob_controller_cronjob_paused{name="new",namespace="team-a"} 0
-cronjob_controller_cronjob_paused{name="trying",namespace="team-a"} 1
-cronjob_controller_cronjob_status_failure_streak{name="broken",namespace="team-a"} 3
-cronjob_controller_cronjob_status_failure_streak{name="flaky",namespace="team-a"} 2
-cronjob_controller_cronjob_status_failure_streak{name="new",namespace="team-a"} 0
-cronjob_controller_cronjob_status_failure_streak{name="trying",namespace="team-a"} 4
+cronjob_controller_cronjob_paused{cronjob="broken",namespace="team-a"} 1
+cronjob_controller_cronjob_paused{cronjob="flaky",namespace="team-a"} 0
+cronjob_controller_cronjob_paused{cronjob="new",namespace="team-a"} 0
+cronjob_controller_cronjob_paused{cronjob="trying",namespace="team-a"} 1
+cronjob_controller_cronjob_status_failure_streak{cronjob="broken",namespace="team-a"} 3
+cronjob_controller_cronjob_status_failure_streak{cronjob="flaky",namespace="team-a"} 2
+cronjob_controller_cronjob_status_failure_streak{cronjob="new",namespace="team-a"} 0
+cronjob_controller_cronjob_status_failure_streak{cronjob="trying",namespace="team-a"} 4
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), failureNames...); err != nil {
 		t.Error(err)

@@ -18,6 +18,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
 
 const namespace = "cronjob_controller"
@@ -69,6 +70,18 @@ var (
 	}, []string{"direction"})
 )
 
+// NewBuildInfo returns the build_info gauge: one series at 1 whose labels
+// name the build, so a query can join any series to the version that made it
+// (as kube-state-metrics' and Prometheus's own build_info do).
+func NewBuildInfo(v version.Info) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "1, labelled with the running build's version, the commit it was built from (revision) and the Go version that built it.",
+	}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(v.Version, v.Revision, v.GoVersion).Set(1)
+	return g
+}
+
 // ShardDirections are the direction labels of ShardMoves.
 var ShardDirections = []string{"acquired", "released", "lost"}
 
@@ -99,7 +112,7 @@ func Register(reg prometheus.Registerer) {
 		for _, d := range ShardDirections {
 			ShardMoves.WithLabelValues(d)
 		}
-		reg.MustRegister(JobCreationSkew, JobsCreated, JobsDeleted, MissedSchedules, SyncErrors, SyncDuration, ShardsHeld, ShardMoves,
+		reg.MustRegister(NewBuildInfo(version.Get()), JobCreationSkew, JobsCreated, JobsDeleted, MissedSchedules, SyncErrors, SyncDuration, ShardsHeld, ShardMoves,
 			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		workqueue.SetProvider(newQueueProvider(reg))
 		requestLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{

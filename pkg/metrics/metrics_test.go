@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -8,18 +9,52 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
+
+// registered is a registry Register filled: Register takes effect once per
+// process, as client-go's metric providers can be set once.
+var registered = sync.OnceValue(func() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	Register(reg)
+	return reg
+})
+
+// Every registry Register fills says which build is running: one
+// cronjob_controller_build_info series at 1, labelled as version.Get says.
+func TestBuildInfoNamesTheRunningBuild(t *testing.T) {
+	v := version.Get()
+	want := fmt.Sprintf(`
+# HELP cronjob_controller_build_info 1, labelled with the running build's version, the commit it was built from (revision) and the Go version that built it.
+# TYPE cronjob_controller_build_info gauge
+cronjob_controller_build_info{goversion=%q,revision=%q,version=%q} 1
+`, v.GoVersion, v.Revision, v.Version)
+	if err := testutil.GatherAndCompare(registered(), strings.NewReader(want), "cronjob_controller_build_info"); err != nil {
+		t.Error(err)
+	}
+	stamped := prometheus.NewRegistry()
+	stamped.MustRegister(NewBuildInfo(version.Info{Version: "v0.1.0", Revision: "0123abc", GoVersion: "go1.26.8"}))
+	want = `
+# HELP cronjob_controller_build_info 1, labelled with the running build's version, the commit it was built from (revision) and the Go version that built it.
+# TYPE cronjob_controller_build_info gauge
+cronjob_controller_build_info{goversion="go1.26.8",revision="0123abc",version="v0.1.0"} 1
+`
+	if err := testutil.GatherAndCompare(stamped, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
 
 // A counter with a reason label shows every known reason at 0 from the
 // start: rate() and increase() then see the first event of each, and an
 // alert on one has a series to evaluate before anything went wrong.
 func TestReasonCountersStartAtZero(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	Register(reg)
+	reg := registered()
 	want := `
 # HELP cronjob_controller_jobs_deleted_total Jobs deleted, by reason: history (beyond the history limits) or replace (concurrencyPolicy Replace).
 # TYPE cronjob_controller_jobs_deleted_total counter

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
 
 // Usage is what kubectl cronjob --help prints.
@@ -23,6 +24,7 @@ Usage:
   kubectl cronjob suspend NAME           set spec.suspend: no new scheduled runs
   kubectl cronjob resume NAME            clear spec.suspend, and end a pause after failed runs
   kubectl cronjob history NAME           its Jobs, newest first, with outcome and duration
+  kubectl cronjob version                the plugin's version, commit and Go version
 
 Flags (as for kubectl: -n/--namespace, --kubeconfig, --context, ...):
 `
@@ -115,6 +117,14 @@ func (cli CLI) run(ctx context.Context, args []string) error {
 		return badUsage("no command given")
 	}
 	command, rest := flags.Arg(0), flags.Args()[1:]
+	// version needs no cluster: it answers even where no kubeconfig works.
+	if command == "version" {
+		if len(rest) != 0 {
+			return badUsage("version takes no arguments, got %d", len(rest))
+		}
+		_, err := fmt.Fprintln(cli.Stdout, "kubectl-cronjob", version.Get())
+		return err
+	}
 	switch command {
 	case "run", "next", "suspend", "resume", "history":
 	default:

@@ -14,6 +14,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
+	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
 
 // kubeconfig writes a kubeconfig whose context names namespace, and
@@ -147,5 +148,22 @@ func TestCLIReportsAFailedCommand(t *testing.T) {
 	code, _, stderr, _ = f.cli(t, "history", "nope", "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
 	if code != 1 || !strings.HasPrefix(stderr, "error: ") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("a missing kubeconfig: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// kubectl cronjob version prints the build and needs no cluster: it works
+// with a kubeconfig that reaches nothing, and calls no API.
+func TestVersionPrintsTheBuildWithoutACluster(t *testing.T) {
+	kubeconfig(t, ns)
+	f := newFakes(nil)
+	code, stdout, stderr, _ := f.cli(t, "version")
+	if want := "kubectl-cronjob " + version.Get().String() + "\n"; code != 0 || stdout != want || stderr != "" {
+		t.Errorf("version: exit %d, stdout %q, stderr %q; want exit 0, stdout %q", code, stdout, stderr, want)
+	}
+	if n := len(f.cron.Actions()) + len(f.kube.Actions()); n != 0 {
+		t.Errorf("version made %d API calls, want none", n)
+	}
+	if code, _, stderr, _ := f.cli(t, "version", "extra"); code != 2 || !strings.Contains(stderr, "version takes no arguments") {
+		t.Errorf("version extra: exit %d, stderr %q; want exit 2 and a usage error", code, stderr)
 	}
 }

@@ -86,11 +86,13 @@ func setUp(m *testing.M) (int, error) {
 	// acts only on batch/v1 CronJobs, which no other test creates; and it
 	// looks at a Job only through the batch/v1 CronJob of the Job's
 	// namespace named in its controller reference, so the Jobs of our
-	// CronJobs never reach it.
+	// CronJobs never reach it. clusterrole-aggregation folds the aggregated
+	// user roles of artifacts/deploy into admin, edit and view, as in any
+	// cluster.
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
 		Binaries:     bins,
 		Dir:          filepath.Join(tmp, "cluster"),
-		Controllers:  localcluster.DefaultControllers + ",cronjob",
+		Controllers:  localcluster.DefaultControllers + ",cronjob,clusterrole-aggregation",
 		FeatureGates: *apiserverFeatureGates,
 	})
 	if err != nil {

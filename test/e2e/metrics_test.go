@@ -160,7 +160,7 @@ func scrapeCronJobSeries(addr, namespace, name string) (map[string]float64, erro
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["namespace"] != namespace || labels["name"] != name {
+			if labels["namespace"] != namespace || labels["cronjob"] != name {
 				continue
 			}
 			key := short

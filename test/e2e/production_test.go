@@ -35,8 +35,9 @@ import (
 
 const deployNamespace = "cronjob-controller-system"
 
-// The shipped kustomization renders the CRDs, the namespace, the RBAC and
-// the Deployment, with the image its images entry names; kubectl apply -k
+// The shipped kustomization renders the CRDs, the namespace, the RBAC (the
+// controller's and its users' aggregated roles), the Deployment, its metrics
+// Service and PodDisruptionBudget, with the image its images entry names; kubectl apply -k
 // installs them; the Deployment's pod passes the namespace's restricted pod
 // security; and a controller holding only the shipped roles does its whole
 // job and nothing more.
@@ -53,14 +54,18 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 	sort.Strings(got)
 	want := []string{
 		"ClusterRole /cronjob-controller",
+		"ClusterRole /cronjob-controller-edit",
+		"ClusterRole /cronjob-controller-view",
 		"ClusterRoleBinding /cronjob-controller",
 		"CustomResourceDefinition /backfills.batch.tutorial.kubebuilder.io",
 		"CustomResourceDefinition /calendars.batch.tutorial.kubebuilder.io",
 		"CustomResourceDefinition /cronjobs.batch.tutorial.kubebuilder.io",
 		"Deployment " + deployNamespace + "/cronjob-controller",
 		"Namespace /" + deployNamespace,
+		"PodDisruptionBudget " + deployNamespace + "/cronjob-controller",
 		"Role " + deployNamespace + "/cronjob-controller-leader-election",
 		"RoleBinding " + deployNamespace + "/cronjob-controller-leader-election",
+		"Service " + deployNamespace + "/cronjob-controller-metrics",
 		"ServiceAccount " + deployNamespace + "/cronjob-controller",
 	}
 	if !slices.Equal(got, want) {
