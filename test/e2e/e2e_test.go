@@ -36,6 +36,11 @@ func TestArtifactsApplyAndPrint(t *testing.T) {
 	if out, err := kubectl("apply", "-f", crd); err != nil || !strings.Contains(out, "unchanged") && !strings.Contains(out, "configured") {
 		t.Fatalf("re-applying the CRD client-side: %v\n%s", err, out)
 	}
+	// Every example at once, as a user tries them: nothing in the directory
+	// is refused (its kustomization is named so that -f passes it over).
+	if out, err := kubectl("apply", "-n", ns, "--dry-run=server", "-f", filepath.Join(env.root, "artifacts", "examples")); err != nil {
+		t.Errorf("kubectl apply -f artifacts/examples/: %v\n%s", err, out)
+	}
 	sample := filepath.Join(env.root, "artifacts", "examples", "cronjob.yaml")
 	if out, err := kubectl("apply", "-n", ns, "-f", sample); err != nil {
 		t.Fatalf("applying the sample: %v\n%s", err, out)
