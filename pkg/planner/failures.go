@@ -178,8 +178,14 @@ func (p *Plan) adoptTrial() {
 		// it, and it is the trial all the same.
 		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && p.controls(j) {
 			fs.TrialJob = j.GetName()
-			if r := p.runRecord(j.GetName()); r != nil {
-				r.Trigger = cronv1.TriggerTrial
+			if r := p.runRecord(j.GetName()); r == nil || r.Trigger != cronv1.TriggerTrial {
+				// Started by a sync that did not know of the pause (its
+				// status lost, or older than the pause's): it is the
+				// trial all the same, and says so once.
+				p.event(corev1.EventTypeNormal, ReasonTrialRun, "Job %s, started before this pause was known, is the trial run; its success resumes scheduled runs", j.GetName())
+				if r != nil {
+					r.Trigger = cronv1.TriggerTrial
+				}
 			}
 			return
 		}
@@ -298,8 +304,14 @@ func (p *Plan) noteBreaker(wasPaused bool) {
 	policy := p.cj.Spec.FailurePolicy
 	switch {
 	case fs.PausedAt != nil && fs.TrialJob != "":
+		since := ""
+		if r := p.runRecord(fs.TrialJob); r != nil && r.StartTime != nil {
+			// No bound of the controller's on a trial (the Job's
+			// activeDeadlineSeconds is one): say since when it runs.
+			since = ", running since " + formatTime(r.StartTime.Time)
+		}
 		p.setCondition(cronv1.ConditionPaused, metav1.ConditionTrue, ReasonTrialRunning,
-			fmt.Sprintf("Job %s is the trial run after a cool-down of %v: its success resumes scheduled runs, its failure pauses them again", fs.TrialJob, p.coolDown()))
+			fmt.Sprintf("Job %s is the trial run%s after a cool-down of %v: its success resumes scheduled runs, its failure pauses them again", fs.TrialJob, since, p.coolDown()))
 	case fs.PausedAt != nil:
 		p.setCondition(cronv1.ConditionPaused, metav1.ConditionTrue, ReasonFailureStreak,
 			fmt.Sprintf("Scheduled runs are paused: %d runs in a row failed, the latest Job %s; %s", fs.Count, fs.LastFailedJob, p.untilWhen()))

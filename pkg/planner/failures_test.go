@@ -1511,3 +1511,36 @@ func TestATrialStaysTheTrialWhenAnEditOfResumeAfterLosesItsStatus(t *testing.T) 
 		t.Errorf("after the trial failed: failureStreak %+v, want reopened as of 10:25, pauses 2", fs)
 	}
 }
+
+// The controller puts no bound on a trial that never finishes (the Job's
+// own activeDeadlineSeconds is one): the condition says since when it runs.
+func TestATrialSaysSinceWhenItRuns(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p)
+	made[0].CreationTimestamp = metav1.NewTime(at(time.Second))
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: asJobs(made), Now: at(3 * time.Hour)})
+	c := meta.FindStatusCondition(p2.Status.Conditions, cronv1.ConditionPaused)
+	if c == nil || c.Reason != ReasonTrialRunning || !strings.Contains(c.Message, "running since "+formatTime(at(time.Second))) {
+		t.Errorf("Paused condition %+v, want TrialRunning saying since when the trial runs", c)
+	}
+}
+
+// A run started by a sync that did not know of the pause (its status older
+// than the pause's), due after the cool-down, is the trial: no second trial
+// starts, and a TrialRun Event says so, once.
+func TestARunStartedBeforeThePauseWasKnownBecomesTheTrialWithAnEvent(t *testing.T) {
+	j := running(runOf(ten, ""))
+	cj := cronJob(last(ten), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: at(time.Minute)})
+	if fs := p.Status.FailureStreak; fs.TrialJob != j.Name || !hasEvent(p, ReasonTrialRun) {
+		t.Fatalf("failureStreak %+v, events %v: want %s named the trial, with a TrialRun Event", fs, eventsOf(p), j.Name)
+	}
+	if got := historyOf(p.Status); !slices.Equal(got, []string{j.Name + ":Trial:Running"}) {
+		t.Errorf("recentRuns %v, want the run recorded as the trial", got)
+	}
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{j}, Now: at(time.Hour)})
+	if hasEvent(p2, ReasonTrialRun) || len(p2.Creates) != 0 {
+		t.Errorf("the next sync: events %v, creates %v; want no second TrialRun and no run while the trial runs", eventsOf(p2), createdTimes(p2))
+	}
+}
