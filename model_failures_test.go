@@ -424,14 +424,15 @@ func (w *modelWalk) checkStreak(res *modelSyncResult) {
 		if i < 0 {
 			continue // adopted, not a run
 		}
-		if modelBeyondHistory(&res.pre.stored, x.jobs[i]) {
-			// Dropped from a full run history while it ran: its outcome
-			// is not entered (the history's bound, one count fewer).
-			w.stat("I9 streak not compared: a run dropped from a full run history")
-			known = false
-			continue
-		}
 		runs = append(runs, x.jobs[i])
+	}
+	// A run absent from the run history the controller trims (to the
+	// limit of any spec it may have read) and no newer than its oldest
+	// entry, or more absent runs than the history has room for: the
+	// history's bound (a count fewer) may apply.
+	if modelHistoryBound(x, &res.pre.stored, runs) {
+		w.stat("I9 streak not compared: the run history's bound may apply")
+		known = false
 	}
 	// Any other finish not seen before: the oracle cannot tell whether a
 	// status counted it.
@@ -665,21 +666,38 @@ func modelRunNames(rr []cronv1.RunRecord) []string {
 	return out
 }
 
-// modelBeyondHistory reports whether the run of r is absent from the run
-// history st holds and older than its oldest entry.
-func modelBeyondHistory(st *cronv1.CronJobStatus, r *modelJobRec) bool {
-	rr := st.RecentRuns
-	if len(rr) == 0 || slices.ContainsFunc(rr, func(e cronv1.RunRecord) bool { return e.JobName == r.name }) {
-		return false
+// modelHistoryBound reports whether the run history's bound may leave one
+// of runs uncounted: under the smallest runHistoryLimit of x's specs, one
+// is absent from the stored history (trimmed to that limit) and no newer
+// than its oldest entry, or the absent ones overflow it.
+func modelHistoryBound(x *modelCJ, st *cronv1.CronJobStatus, runs []*modelJobRec) bool {
+	limit := cronv1.MaxRunHistoryLimit
+	for _, spec := range x.specs {
+		limit = min(limit, int(ptr.Deref(spec.RunHistoryLimit, cronv1.DefaultRunHistoryLimit)))
 	}
-	t := r.scheduled
-	if r.manual {
-		t = r.createdAt
+	rr := slices.Clone(st.RecentRuns)
+	planner.SortRuns(rr)
+	rr = rr[:min(len(rr), limit)]
+	absent := 0
+	for _, r := range runs {
+		if slices.ContainsFunc(rr, func(e cronv1.RunRecord) bool { return e.JobName == r.name }) {
+			continue
+		}
+		absent++
+		t := r.scheduled
+		if r.manual {
+			t = r.createdAt
+		}
+		if len(rr) > 0 {
+			oldest := rr[len(rr)-1]
+			at := oldest.StartTime
+			if oldest.ScheduledTime != nil {
+				at = oldest.ScheduledTime
+			}
+			if at != nil && !t.After(at.Time) {
+				return true
+			}
+		}
 	}
-	oldest := rr[len(rr)-1]
-	at := oldest.StartTime
-	if oldest.ScheduledTime != nil {
-		at = oldest.ScheduledTime
-	}
-	return at != nil && t.Before(at.Time)
+	return absent > 0 && len(rr)+absent > limit
 }

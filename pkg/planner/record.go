@@ -9,11 +9,13 @@ package planner
 // outcome entered and enters nothing. spec.failurePolicy's streak counts
 // only outcomes newly entered here (failures.go).
 //
-// The bound: a full history drops its oldest entries, finished ones
-// first. A Job absent from a full history and older than its oldest entry
-// may have been entered and dropped since, so its outcome is not entered:
-// at worst one failure uncounted (one pause fewer), never one counted
-// twice.
+// The bound: a full history drops its oldest entries, running or not, so
+// every entry dropped is no newer than every entry kept. A Job absent from
+// a full history and no newer than its oldest entry may have been entered
+// and dropped since, so its outcome is not entered: at worst one failure
+// uncounted (one pause fewer), never one counted twice. (Dropping finished
+// entries first would keep an older running one, and a finished entry
+// dropped before it would then look new.)
 
 import (
 	"slices"
@@ -89,11 +91,11 @@ func (p *Plan) isRun(j Job) (time.Time, bool) {
 }
 
 // beyondHistory reports whether a run due at t, absent from the history,
-// is older than the oldest entry a full history keeps: it may have been
+// is no newer than the oldest entry a full history keeps: it may have been
 // entered and dropped since.
 func (p *Plan) beyondHistory(t time.Time) bool {
 	rr := p.Status.RecentRuns
-	return len(rr) >= p.runHistoryLimit() && t.Before(runTime(&rr[len(rr)-1]))
+	return len(rr) >= p.runHistoryLimit() && !t.After(runTime(&rr[len(rr)-1]))
 }
 
 // enterRun enters the run of j, started by trigger, unless the history
@@ -192,22 +194,14 @@ func (p *Plan) trimHistory() {
 }
 
 // TrimRuns cuts runs, a history sorted newest first (SortRuns), to the
-// limit spec asks: the oldest finished entries go first, a running one
-// only when all are running.
+// limit spec asks: the oldest entries go.
 func TrimRuns(runs []cronv1.RunRecord, spec *cronv1.CronJobSpec) []cronv1.RunRecord {
 	return trimRuns(runs, (&Plan{cj: &cronv1.CronJob{Spec: *spec}}).runHistoryLimit())
 }
 
 func trimRuns(rr []cronv1.RunRecord, limit int) []cronv1.RunRecord {
-	for len(rr) > limit {
-		i := len(rr) - 1
-		for k := len(rr) - 1; k >= 0; k-- {
-			if rr[k].Outcome != cronv1.OutcomeRunning {
-				i = k
-				break
-			}
-		}
-		rr = slices.Delete(rr, i, i+1)
+	if len(rr) > limit {
+		rr = rr[:limit:limit]
 	}
 	return rr
 }

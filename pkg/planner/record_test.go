@@ -74,16 +74,24 @@ func TestRunHistoryKeepsTheNewestRunsUpToItsLimit(t *testing.T) {
 	}
 }
 
-// A full history drops its finished entries before its running ones.
-func TestAFullHistoryDropsFinishedRunsFirst(t *testing.T) {
+// A full history drops its oldest entries, running or not: an entry
+// dropped is never newer than one kept, so a Job brought back after its
+// entry went is known by its time (TestARunOlderThanAFullHistoryIsNotEnteredAgain).
+func TestAFullHistoryDropsItsOldestRuns(t *testing.T) {
 	long := running(runOf(at(-2*time.Hour), ""))
 	done := runOf(at(-time.Hour), batchv1.JobComplete)
 	cj := cronJob(last(at(-time.Hour)), runLimit(2), active(long, done))
 	p := Decide(Input{CronJob: cj, Jobs: []Job{long, done}, Now: at(time.Second)})
 	startAll(p)
-	want := []string{runOf(ten, "").Name + ":Scheduled:Running", long.Name + ":Scheduled:Running"}
+	want := []string{runOf(ten, "").Name + ":Scheduled:Running", done.Name + ":Scheduled:Succeeded"}
 	if got := historyOf(p.Status); !slices.Equal(got, want) {
-		t.Errorf("recentRuns %v, want %v: the 09:00 run, finished, goes before the 08:00 one, running", got, want)
+		t.Errorf("recentRuns %v, want %v: the 08:00 run, running, is the oldest and goes", got, want)
+	}
+	// Its outcome, seen later, is not entered: it lies beyond the history.
+	long.finished, long.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(time.Minute)}
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{long, done}, Now: at(2 * time.Minute)})
+	if got := historyOf(p2.Status); len(got) != 2 || p2.Status.LastFailureTime != nil {
+		t.Errorf("recentRuns %v, lastFailureTime %v: want the 08:00 failure not entered", got, p2.Status.LastFailureTime)
 	}
 }
 

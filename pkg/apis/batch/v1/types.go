@@ -413,8 +413,8 @@ type CronJobStatus struct {
 	// spec.runHistoryLimit. Each run's outcome is entered once, keyed by
 	// its Job, when the controller first sees the Job finished; a stale
 	// cache or a lost status write can show the Job again but never enters
-	// its outcome twice. A run older than the oldest entry kept is not
-	// entered.
+	// its outcome twice. A full history drops its oldest entries; a run no
+	// newer than the oldest entry of a full history is not entered.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=50
 	// +optional

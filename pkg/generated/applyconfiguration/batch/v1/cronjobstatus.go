@@ -77,8 +77,8 @@ type CronJobStatusApplyConfiguration struct {
 	// spec.runHistoryLimit. Each run's outcome is entered once, keyed by
 	// its Job, when the controller first sees the Job finished; a stale
 	// cache or a lost status write can show the Job again but never enters
-	// its outcome twice. A run older than the oldest entry kept is not
-	// entered.
+	// its outcome twice. A full history drops its oldest entries; a run no
+	// newer than the oldest entry of a full history is not entered.
 	RecentRuns []RunRecordApplyConfiguration `json:"recentRuns,omitempty"`
 	// LastFailureTime is when the most recent failed run's Job failed.
 	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
