@@ -140,13 +140,20 @@ func (p *Plan) triggerOf(j Job) cronv1.RunTrigger {
 
 // enterOutcome enters the outcome of j, a finished run, and reports
 // whether it is new: false when the history has it already, or when the
-// run is beyond the history.
+// run is beyond the history, unless it is the trial still awaited
+// (status.failureStreak.trialJob names a trial until its outcome counts,
+// so the streak has not counted it, whatever became of its entry).
 func (p *Plan) enterOutcome(j Job) bool {
 	r := p.runRecord(j.GetName())
 	if r == nil {
 		r = p.enterRun(j, p.triggerOf(j))
 	}
-	if r == nil || outcomeEntered(r) {
+	switch fs := p.Status.FailureStreak; {
+	case r == nil && (fs == nil || fs.TrialJob != j.GetName()):
+		return false
+	case r == nil:
+		r = &cronv1.RunRecord{} // counted, kept nowhere
+	case outcomeEntered(r):
 		return false
 	}
 	done := p.finishedAt(j)

@@ -139,3 +139,17 @@ func TestTheHistorySaysHowEachRunStarted(t *testing.T) {
 		t.Errorf("recentRuns %v, want the 10:00 trial", got)
 	}
 }
+
+// The trial's outcome counts though newer runs pushed its entry out of a
+// small history: status.failureStreak.trialJob names it until its outcome
+// counts, so it has not been counted.
+func TestATrialDroppedFromAFullHistoryStillEndsThePause(t *testing.T) {
+	trial := runOf(at(-2*time.Hour), batchv1.JobComplete)
+	later := running(runAt9(""))
+	cj := cronJob(last(at(-time.Hour)), runLimit(1), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"),
+		pausedSince(at(-3*time.Hour), 1, trial.Name), active(trial, later), entered(later))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{trial, later}, Now: at(-30 * time.Minute)})
+	if fs := p.Status.FailureStreak; fs.PausedAt != nil || !hasEvent(p, ReasonResumed) {
+		t.Errorf("failureStreak %+v, events %v: want resumed by the trial's success", fs, eventsOf(p))
+	}
+}
