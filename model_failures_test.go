@@ -424,6 +424,15 @@ func (w *modelWalk) checkStreak(res *modelSyncResult) {
 		if i < 0 {
 			continue // adopted, not a run
 		}
+		if slices.ContainsFunc(res.pre.stored.RecentRuns, func(r cronv1.RunRecord) bool {
+			return r.JobName == j.Name && (r.Outcome == cronv1.OutcomeSucceeded || r.Outcome == cronv1.OutcomeFailed)
+		}) {
+			// Its outcome is in the stored run history: counted once
+			// already (a cache older than that status listed it active
+			// again), never again.
+			w.stat("I9 streak: an outcome the stored history holds, seen finishing again")
+			continue
+		}
 		runs = append(runs, x.jobs[i])
 	}
 	// A run absent from the run history the controller trims (to the
