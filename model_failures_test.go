@@ -439,7 +439,14 @@ func (w *modelWalk) checkStreak(res *modelSyncResult) {
 	// limit of any spec it may have read) and no newer than its oldest
 	// entry, or more absent runs than the history has room for: the
 	// history's bound (a count fewer) may apply.
-	if modelHistoryBound(x, &res.pre.stored, runs) {
+	var running []*modelJobRec
+	for _, j := range res.pre.jobs {
+		if i := slices.IndexFunc(x.jobs, func(r *modelJobRec) bool { return r.uid == j.UID }); i >= 0 && job.IsControlledBy(j, string(x.uid)) &&
+			modelJobFinished(j) == "" && j.DeletionTimestamp == nil {
+			running = append(running, x.jobs[i])
+		}
+	}
+	if modelHistoryBound(x, &res.pre.stored, runs, running) {
 		w.stat("I9 streak not compared: the run history's bound may apply")
 		known = false
 	}
@@ -678,8 +685,9 @@ func modelRunNames(rr []cronv1.RunRecord) []string {
 // modelHistoryBound reports whether the run history's bound may leave one
 // of runs uncounted: under the smallest runHistoryLimit of x's specs, one
 // is absent from the stored history (trimmed to that limit) and no newer
-// than its oldest entry, or the absent ones overflow it.
-func modelHistoryBound(x *modelCJ, st *cronv1.CronJobStatus, runs []*modelJobRec) bool {
+// than its oldest entry, or the absent ones, with the running Jobs the
+// sync enters (their statuses lost), overflow it.
+func modelHistoryBound(x *modelCJ, st *cronv1.CronJobStatus, runs, running []*modelJobRec) bool {
 	limit := cronv1.MaxRunHistoryLimit
 	for _, spec := range x.specs {
 		limit = min(limit, int(ptr.Deref(spec.RunHistoryLimit, cronv1.DefaultRunHistoryLimit)))
@@ -708,5 +716,11 @@ func modelHistoryBound(x *modelCJ, st *cronv1.CronJobStatus, runs []*modelJobRec
 			}
 		}
 	}
-	return absent > 0 && len(rr)+absent > limit
+	entering := absent
+	for _, r := range running {
+		if !slices.ContainsFunc(rr, func(e cronv1.RunRecord) bool { return e.JobName == r.name }) {
+			entering++
+		}
+	}
+	return len(runs) > 0 && len(rr)+entering > limit
 }

@@ -140,20 +140,21 @@ func (p *Plan) triggerOf(j Job) cronv1.RunTrigger {
 
 // enterOutcome enters the outcome of j, a finished run, and reports
 // whether it is new: false when the history has it already, or when the
-// run is beyond the history, unless it is the trial still awaited
-// (status.failureStreak.trialJob names a trial until its outcome counts,
-// so the streak has not counted it, whatever became of its entry).
+// run is beyond the history. Beyond it, two outcomes count all the same,
+// kept nowhere: the trial still awaited (status.failureStreak.trialJob
+// names a trial until its outcome counts, so the streak has not counted
+// it), and a success no failure the history holds finished after
+// (counted again, it only resets a count it reset before; left out, the
+// streak would go on past it and pause once too often).
 func (p *Plan) enterOutcome(j Job) bool {
 	r := p.runRecord(j.GetName())
 	if r == nil {
 		r = p.enterRun(j, p.triggerOf(j))
 	}
 	switch fs := p.Status.FailureStreak; {
-	case r == nil && (fs == nil || fs.TrialJob != j.GetName()):
-		return false
-	case r == nil:
+	case r == nil && (fs != nil && fs.TrialJob == j.GetName() || j.Finished() == batchv1.JobComplete && !p.failedAfter(j)):
 		r = &cronv1.RunRecord{} // counted, kept nowhere
-	case outcomeEntered(r):
+	case r == nil || outcomeEntered(r):
 		return false
 	}
 	done := p.finishedAt(j)
@@ -170,6 +171,15 @@ func (p *Plan) enterOutcome(j Job) bool {
 		r.Outcome = cronv1.OutcomeSucceeded
 	}
 	return true
+}
+
+// failedAfter reports whether the history holds a failure that finished
+// after j did.
+func (p *Plan) failedAfter(j Job) bool {
+	done := p.finishedAt(j)
+	return slices.ContainsFunc(p.Status.RecentRuns, func(r cronv1.RunRecord) bool {
+		return r.Outcome == cronv1.OutcomeFailed && r.CompletionTime != nil && r.CompletionTime.Time.After(done)
+	})
 }
 
 // runGone notes that the Job named name went away (deleted, or detached

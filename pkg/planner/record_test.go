@@ -153,3 +153,26 @@ func TestATrialDroppedFromAFullHistoryStillEndsThePause(t *testing.T) {
 		t.Errorf("failureStreak %+v, events %v: want resumed by the trial's success", fs, eventsOf(p))
 	}
 }
+
+// A success pushed out of a small history by a newer run (here one a lost
+// status write left unrecorded) still ends the streak: left out, the
+// streak would go on past it and pause once too often. One that finished
+// before a failure the history holds changes nothing.
+func TestASuccessBeyondAFullHistoryStillEndsTheStreak(t *testing.T) {
+	nine := runAt9(batchv1.JobComplete) // completes 09:05
+	adopted := running(runOf(ten, ""))
+	cj := cronJob(last(at(-time.Hour)), runLimit(1), failurePolicy(2, 0, 0), failing(1, "cj-x"), active(nine), entered(running(runAt9(""))))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{nine, adopted}, Now: at(time.Minute)})
+	if fs := p.Status.FailureStreak; fs.Count != 0 {
+		t.Errorf("failureStreak %+v, history %v: want count 0, the 09:00 success counted", fs, historyOf(p.Status))
+	}
+
+	failedLater := runOf(at(-30*time.Minute), batchv1.JobFailed)
+	failedLater.failedAt = &metav1.Time{Time: at(-20 * time.Minute)}
+	cj = cronJob(sched("0,30 * * * *"), last(at(-30*time.Minute)), runLimit(1), failurePolicy(3, 0, 0), failing(1, failedLater.Name),
+		active(nine), entered(failedLater))
+	p = Decide(Input{CronJob: cj, Jobs: []Job{nine, failedLater}, Now: at(-10 * time.Minute)})
+	if fs := p.Status.FailureStreak; fs.Count != 1 {
+		t.Errorf("failureStreak %+v: want count 1, the 09:00 success (09:05) finished before the 09:30 failure (09:40) the history holds", fs)
+	}
+}
