@@ -51,6 +51,10 @@ type modelFail struct {
 	// entered are the outcomes (Succeeded, Failed) the store's run
 	// history ever held, by Job name: written once (I10).
 	entered map[string]cronv1.RunOutcome
+	// settled are the latest missed times (Unix seconds) any stored status
+	// counted: an @every grid may count from one a later status moved
+	// on from (a trial started in the sync that counts the runs after it).
+	settled map[int64]bool
 }
 
 type modelPausedStart struct {
@@ -65,7 +69,7 @@ type modelPausedStart struct {
 func (w *modelWalk) failOf(x *modelCJ) *modelFail {
 	if x.fail == nil {
 		x.fail = &modelFail{failP: pick(w.rng, []float64{0.2, 0.5, 0.9}), validated: -1, absorbed: map[types.UID]bool{}, trials: map[int64][]*modelJobRec{},
-			entered: map[string]cronv1.RunOutcome{}}
+			entered: map[string]cronv1.RunOutcome{}, settled: map[int64]bool{}}
 	}
 	return x.fail
 }
@@ -213,6 +217,11 @@ func (w *modelWalk) noteStatus(key string, cj *cronv1.CronJob) {
 	f.statusWrites++
 	st := &cj.Status
 	w.checkRunHistory(x, cj)
+	for _, m := range st.MissedRuns {
+		if m.Reason != cronv1.MissedScheduleChanged {
+			f.settled[m.LastTime.Unix()] = true
+		}
+	}
 	if modelPaused(st) {
 		f.lastPausedWrite = w.now()
 		// I9.resume-at: the status's resumeAt is R6's, under the spec the

@@ -292,7 +292,13 @@ func (w *modelWalk) named(x *modelCJ, gen int64, t time.Time, exact bool) modelT
 			}
 		}
 		// The controller counts a grid from the last instant settled, and a
-		// run counted as missed settles it too (all but ScheduleChanged).
+		// run counted as missed settles it too (all but ScheduleChanged),
+		// in any status stored, not only the latest.
+		if x.fail != nil {
+			for at := range x.fail.settled {
+				anchors = append(anchors, time.Unix(at, 0))
+			}
+		}
 		if cj, ok := w.srv.cronJobs[x.skey]; ok {
 			for _, m := range cj.Status.MissedRuns {
 				if m.Reason != cronv1.MissedScheduleChanged {
