@@ -853,15 +853,17 @@ type deferredStatus struct {
 	hold uint64
 }
 
-// under is the status a sync of the CronJob at generation gen starts from,
-// given written, the status the API server holds: the kept decision, or,
-// when the spec changed after it (stale), what of it a new spec does not
-// judge again (see planner.StaleDecision).
-func (d deferredStatus) under(gen int64, written *cronv1.CronJobStatus) (st cronv1.CronJobStatus, stale bool) {
-	if d.status.ObservedGeneration == gen {
+// under is the status a sync of cj starts from, given written, the status
+// the API server holds: the kept decision, or, when the spec changed after
+// it (stale), what of it a new spec does not judge again (see
+// planner.StaleDecision), its run history within the new spec's limit.
+func (d deferredStatus) under(cj *cronv1.CronJob, written *cronv1.CronJobStatus) (st cronv1.CronJobStatus, stale bool) {
+	if d.status.ObservedGeneration == cj.Generation {
 		return *d.status, false
 	}
-	return planner.StaleDecision(written, d.status), true
+	st = planner.StaleDecision(written, d.status)
+	st.RecentRuns = planner.TrimRuns(st.RecentRuns, &cj.Spec)
+	return st, true
 }
 
 // holdOf names this replica's hold of the shard of the CronJob with uid:
@@ -916,7 +918,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	} else if ok {
 		v.counted = d.counted
 		var stale bool
-		if cj.Status, stale = d.under(cj.Generation, &v.written); stale {
+		if cj.Status, stale = d.under(cj, &v.written); stale {
 			klog.FromContext(ctx).V(2).Info("Deferred status was decided under an older spec; deciding again", "generation", cj.Generation)
 		}
 	}
@@ -1228,7 +1230,7 @@ func (c *Controller) flushDeferred(ctx context.Context) {
 		// A decision an edit overtook is written as a sync would take it
 		// up: what it judged by the old spec is left for the next leader
 		// to judge by the new one.
-		cj.Status, _ = d.Value.under(cj.Generation, &cj.Status)
+		cj.Status, _ = d.Value.under(cj, &cj.Status)
 		if err := c.writeStatus(ctx, cj, d.Value.counted); err != nil {
 			klog.FromContext(ctx).Error(err, "Writing a deferred status at shutdown failed", "cronjob", key)
 			continue

@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
@@ -47,6 +48,13 @@ type modelFail struct {
 	// paused that are not the opening's one trial: fine only if the
 	// creating sync resumed (its status, once written, shows it).
 	pending []modelPausedStart
+	// entered are the outcomes (Succeeded, Failed) the store's run
+	// history ever held, by Job name: written once (I10).
+	entered map[string]cronv1.RunOutcome
+	// settled are the latest missed times (Unix seconds) any stored status
+	// counted: an @every grid may count from one a later status moved
+	// on from (a trial started in the sync that counts the runs after it).
+	settled map[int64]bool
 }
 
 type modelPausedStart struct {
@@ -60,7 +68,8 @@ type modelPausedStart struct {
 
 func (w *modelWalk) failOf(x *modelCJ) *modelFail {
 	if x.fail == nil {
-		x.fail = &modelFail{failP: pick(w.rng, []float64{0.2, 0.5, 0.9}), validated: -1, absorbed: map[types.UID]bool{}, trials: map[int64][]*modelJobRec{}}
+		x.fail = &modelFail{failP: pick(w.rng, []float64{0.2, 0.5, 0.9}), validated: -1, absorbed: map[types.UID]bool{}, trials: map[int64][]*modelJobRec{},
+			entered: map[string]cronv1.RunOutcome{}, settled: map[int64]bool{}}
 	}
 	return x.fail
 }
@@ -117,6 +126,10 @@ func (w *modelWalk) failureMove(x *modelCJ) {
 			switch {
 			case s.FailurePolicy == nil || w.rng.Float64() < 0.4:
 				s.FailurePolicy = w.randomFailurePolicy()
+				// A short run history, so walks drop entries and meet
+				// its bound; drawn from no random number, so the walks
+				// of a seed stay those from before the history.
+				s.RunHistoryLimit = ptr.To(1 + s.FailurePolicy.PauseAfter)
 			case w.rng.Float64() < 0.5:
 				s.FailurePolicy = nil
 			default:
@@ -203,6 +216,12 @@ func (w *modelWalk) noteStatus(key string, cj *cronv1.CronJob) {
 	f := w.failOf(x)
 	f.statusWrites++
 	st := &cj.Status
+	w.checkRunHistory(x, cj)
+	for _, m := range st.MissedRuns {
+		if m.Reason != cronv1.MissedScheduleChanged {
+			f.settled[m.LastTime.Unix()] = true
+		}
+	}
 	if modelPaused(st) {
 		f.lastPausedWrite = w.now()
 		// I9.resume-at: the status's resumeAt is R6's, under the spec the
@@ -414,7 +433,31 @@ func (w *modelWalk) checkStreak(res *modelSyncResult) {
 		if i < 0 {
 			continue // adopted, not a run
 		}
+		if slices.ContainsFunc(res.pre.stored.RecentRuns, func(r cronv1.RunRecord) bool {
+			return r.JobName == j.Name && (r.Outcome == cronv1.OutcomeSucceeded || r.Outcome == cronv1.OutcomeFailed)
+		}) {
+			// Its outcome is in the stored run history: counted once
+			// already (a cache older than that status listed it active
+			// again), never again.
+			w.stat("I9 streak: an outcome the stored history holds, seen finishing again")
+			continue
+		}
 		runs = append(runs, x.jobs[i])
+	}
+	// A run absent from the run history the controller trims (to the
+	// limit of any spec it may have read) and no newer than its oldest
+	// entry, or more absent runs than the history has room for: the
+	// history's bound (a count fewer) may apply.
+	var running []*modelJobRec
+	for _, j := range res.pre.jobs {
+		if i := slices.IndexFunc(x.jobs, func(r *modelJobRec) bool { return r.uid == j.UID }); i >= 0 && job.IsControlledBy(j, string(x.uid)) &&
+			modelJobFinished(j) == "" && j.DeletionTimestamp == nil {
+			running = append(running, x.jobs[i])
+		}
+	}
+	if modelHistoryBound(x, &res.pre.stored, runs, running) {
+		w.stat("I9 streak not compared: the run history's bound may apply")
+		known = false
 	}
 	// Any other finish not seen before: the oracle cannot tell whether a
 	// status counted it.
@@ -588,4 +631,105 @@ func modelRefusedIn(st, pre *cronv1.CronJobStatus, from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// checkRunHistory is I10, on every status of x the store takes: the run
+// history holds at most spec.runHistoryLimit entries (of the generation
+// the status observed), one per Job, newest first (I10.shape); each names
+// a Job the store made for x (I10.ghost); an outcome, once entered, is
+// never changed or entered again while the entry is kept
+// (I10.outcome-rewritten); and it is the Job's own (I10.outcome-wrong).
+func (w *modelWalk) checkRunHistory(x *modelCJ, cj *cronv1.CronJob) {
+	f := w.failOf(x)
+	rr := cj.Status.RecentRuns
+	w.checked("I10 run histories checked")
+	// The limit of the spec the status observed, or of the spec in the
+	// store (a decision an edit overtook is written under the new spec's
+	// limit, its observed generation the old one: planner.StaleDecision).
+	limit := int(ptr.Deref(cj.Spec.RunHistoryLimit, cronv1.DefaultRunHistoryLimit))
+	if spec, ok := x.specs[cj.Status.ObservedGeneration]; ok {
+		limit = max(limit, int(ptr.Deref(spec.RunHistoryLimit, cronv1.DefaultRunHistoryLimit)))
+	}
+	sorted := slices.Clone(rr)
+	planner.SortRuns(sorted)
+	names := map[string]bool{}
+	for _, r := range rr {
+		names[r.JobName] = true
+	}
+	if len(rr) > limit || len(names) != len(rr) || !slices.EqualFunc(rr, sorted, func(a, b cronv1.RunRecord) bool { return a.JobName == b.JobName }) {
+		w.violate("I10.shape", "%s: status.recentRuns %v: want at most %d, one per Job, newest first", x.name, modelRunNames(rr), limit)
+	}
+	for _, r := range rr {
+		i := slices.IndexFunc(x.jobs, func(j *modelJobRec) bool { return j.name == r.JobName })
+		if i < 0 {
+			w.violate("I10.ghost", "%s: status.recentRuns has %s, a Job the store never made for it", x.name, r.JobName)
+			continue
+		}
+		if r.Outcome != cronv1.OutcomeSucceeded && r.Outcome != cronv1.OutcomeFailed {
+			continue
+		}
+		if was, ok := f.entered[r.JobName]; ok && was != r.Outcome {
+			w.violate("I10.outcome-rewritten", "%s: the outcome of %s was %s, now %s", x.name, r.JobName, was, r.Outcome)
+		}
+		f.entered[r.JobName] = r.Outcome
+		if j, ok := w.srv.jobs[modelKey(metav1.NamespaceDefault, r.JobName)]; ok && j.UID == x.jobs[i].uid {
+			want := map[batchv1.JobConditionType]cronv1.RunOutcome{batchv1.JobComplete: cronv1.OutcomeSucceeded, batchv1.JobFailed: cronv1.OutcomeFailed}[modelJobFinished(j)]
+			w.checked("I10 outcomes compared with their Jobs")
+			if want != r.Outcome {
+				w.violate("I10.outcome-wrong", "%s: status.recentRuns says %s %s, its Job says %q", x.name, r.JobName, r.Outcome, modelJobFinished(j))
+			}
+		}
+	}
+}
+
+// modelRunNames are a run history's entries as "job:outcome".
+func modelRunNames(rr []cronv1.RunRecord) []string {
+	var out []string
+	for _, r := range rr {
+		out = append(out, r.JobName+":"+string(r.Outcome))
+	}
+	return out
+}
+
+// modelHistoryBound reports whether the run history's bound may leave one
+// of runs uncounted: under the smallest runHistoryLimit of x's specs, one
+// is absent from the stored history (trimmed to that limit) and no newer
+// than its oldest entry, or the absent ones, with the running Jobs the
+// sync enters (their statuses lost), overflow it.
+func modelHistoryBound(x *modelCJ, st *cronv1.CronJobStatus, runs, running []*modelJobRec) bool {
+	limit := cronv1.MaxRunHistoryLimit
+	for _, spec := range x.specs {
+		limit = min(limit, int(ptr.Deref(spec.RunHistoryLimit, cronv1.DefaultRunHistoryLimit)))
+	}
+	rr := slices.Clone(st.RecentRuns)
+	planner.SortRuns(rr)
+	rr = rr[:min(len(rr), limit)]
+	absent := 0
+	for _, r := range runs {
+		if slices.ContainsFunc(rr, func(e cronv1.RunRecord) bool { return e.JobName == r.name }) {
+			continue
+		}
+		absent++
+		t := r.scheduled
+		if r.manual {
+			t = r.createdAt
+		}
+		if len(rr) > 0 {
+			oldest := rr[len(rr)-1]
+			at := oldest.StartTime
+			if oldest.ScheduledTime != nil {
+				at = oldest.ScheduledTime
+			}
+			if at != nil && !t.After(at.Time) {
+				return true
+			}
+		}
+	}
+	entering := absent
+	for _, r := range running {
+		if !slices.ContainsFunc(rr, func(e cronv1.RunRecord) bool { return e.JobName == r.name }) {
+			entering++
+		}
+	}
+	return len(runs) > 0 && len(rr)+entering > limit
 }

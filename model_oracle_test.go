@@ -1,6 +1,6 @@
 package main
 
-// The oracle of the model-based test: invariants I1-I9, checked after every
+// The oracle of the model-based test: invariants I1-I10, checked after every
 // sync of the walk (model_test.go).
 //
 // Views. The oracle knows exactly which spec generation a Job was made from
@@ -154,7 +154,19 @@ package main
 // place it). /not-paused: a count at pauseAfter with no pause;
 // /kept-without-policy: failureStreak or the Paused condition kept
 // without a policy. I9.resume-at: a paused status's resumeAt is R6's
-// under the spec generation it observed.
+// under the spec generation it observed. A run whose outcome the stored run
+// history holds already is not counted again; a run the history's bound
+// may leave uncounted (absent from it and no newer than its oldest entry,
+// or more such runs than it has room for) makes the count not compared.
+//
+// I10 the run history (status.recentRuns, model_failures_test.go), on every
+// status the store takes: at most spec.runHistoryLimit entries, one per
+// Job, newest first (I10.shape); each names a Job the store made for the
+// CronJob (I10.ghost); an outcome once entered is never changed while its
+// entry is kept (I10.outcome-rewritten); and it is the Job's own, while the
+// store holds the Job (I10.outcome-wrong). Walks that set a failurePolicy
+// give the CronJob a history of pauseAfter+1 entries, so entries are
+// dropped and the bound is met.
 //
 // I5: syncHandler never panics nor blocks (30 s), returns an error only when
 // a fault was injected or a status write met a conflict on caches behind the
@@ -280,7 +292,13 @@ func (w *modelWalk) named(x *modelCJ, gen int64, t time.Time, exact bool) modelT
 			}
 		}
 		// The controller counts a grid from the last instant settled, and a
-		// run counted as missed settles it too (all but ScheduleChanged).
+		// run counted as missed settles it too (all but ScheduleChanged),
+		// in any status stored, not only the latest.
+		if x.fail != nil {
+			for at := range x.fail.settled {
+				anchors = append(anchors, time.Unix(at, 0))
+			}
+		}
 		if cj, ok := w.srv.cronJobs[x.skey]; ok {
 			for _, m := range cj.Status.MissedRuns {
 				if m.Reason != cronv1.MissedScheduleChanged {

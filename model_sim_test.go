@@ -727,6 +727,9 @@ func modelDefault(spec *cronv1.CronJobSpec) {
 	if spec.FailedJobsHistoryLimit == nil {
 		spec.FailedJobsHistoryLimit = ptr.To[int32](1)
 	}
+	if spec.RunHistoryLimit == nil {
+		spec.RunHistoryLimit = ptr.To[int32](cronv1.DefaultRunHistoryLimit)
+	}
 }
 
 // modelMissedKey names one status.missedRuns entry of the CronJob at key.

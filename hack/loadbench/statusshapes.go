@@ -11,6 +11,10 @@ package main
 //     activeCount, nextScheduleTime, and the conditions ScheduleValid,
 //     JobTemplateValid and LastRunStarted (the last one's message and time
 //     moving);
+//   - "this controller's status, a full run history": the same, with
+//     status.recentRuns holding its default 10 runs (the firing's running,
+//     nine succeeded) and lastSuccessfulTime, as once a CronJob has run
+//     ten times;
 //   - "the built-in's fields on the CRD": the same CRD, only
 //     lastScheduleTime and status.active written, as the built-in writes;
 //   - "the built-in's kind": a batch/v1 CronJob, its status (the same two
@@ -92,6 +96,7 @@ func statusShapes(n, rounds int) error {
 	// the metadata alone.
 	cronJobs := control.NewCronJobs(c)
 	ours := make([]*cronv1.CronJob, n)
+	hist := make([]*cronv1.CronJob, n)
 	slim := make([]*cronv1.CronJob, n)
 	builtin := make([]*batchv1.CronJob, n)
 	createCRD := func(into []*cronv1.CronJob, prefix string) func(context.Context, int) error {
@@ -113,6 +118,16 @@ func statusShapes(n, rounds int) error {
 			got, err := cronJobs.UpdateStatus(ctx, cj)
 			if err == nil {
 				ours[i] = got
+			}
+			return err
+		}},
+		{"this controller's status, a full run history", createCRD(hist, "hist"), func(ctx context.Context, i, r int) error {
+			cj := hist[i].DeepCopy()
+			fullStatus(cj, r)
+			runHistory(cj, r)
+			got, err := cronJobs.UpdateStatus(ctx, cj)
+			if err == nil {
+				hist[i] = got
 			}
 			return err
 		}},
@@ -252,6 +267,24 @@ func fullStatus(cj *cronv1.CronJob, r int) {
 		{Type: cronv1.ConditionLastRunStarted, Status: metav1.ConditionTrue, Reason: "Started", LastTransitionTime: metav1.NewTime(at),
 			Message: "Job " + st.Active[0].Name + " is the run of " + at.Format(time.RFC3339), ObservedGeneration: cj.Generation},
 	}
+}
+
+// runHistory gives cj the run history of firing r: the firing's run
+// running and the nine before it succeeded, as the controller keeps them
+// (spec.runHistoryLimit's default of 10), and lastSuccessfulTime.
+func runHistory(cj *cronv1.CronJob, r int) {
+	st := &cj.Status
+	st.RecentRuns = nil
+	for k := range cronv1.DefaultRunHistoryLimit {
+		at := firingAt(r - k)
+		run := cronv1.RunRecord{JobName: jobRef(cj.Namespace, cj.Name, at, r-k).Name, Trigger: cronv1.TriggerScheduled,
+			ScheduledTime: &metav1.Time{Time: at}, StartTime: &metav1.Time{Time: at.Add(time.Second)}, Outcome: cronv1.OutcomeRunning}
+		if k > 0 {
+			run.Outcome, run.CompletionTime = cronv1.OutcomeSucceeded, &metav1.Time{Time: at.Add(30 * time.Second)}
+		}
+		st.RecentRuns = append(st.RecentRuns, run)
+	}
+	st.LastSuccessfulTime = st.RecentRuns[1].CompletionTime
 }
 
 func firingAt(r int) time.Time { return time.Date(2026, 1, 1, 0, r, 0, 0, time.UTC) }

@@ -36,6 +36,9 @@ var (
 	cronJobLastSuccessfulTime = prometheus.NewDesc(namespace+"_cronjob_status_last_successful_time",
 		"Unix time the CronJob's latest successful Job completed (status.lastSuccessfulTime); absent before the first.",
 		cronJobLabelNames, nil)
+	cronJobLastFailureTime = prometheus.NewDesc(namespace+"_cronjob_status_last_failure_time",
+		"Unix time the CronJob's latest failed run failed (status.lastFailureTime); absent before the first.",
+		cronJobLabelNames, nil)
 	cronJobActive = prometheus.NewDesc(namespace+"_cronjob_status_active",
 		"Jobs of the CronJob not finished (status.active).",
 		cronJobLabelNames, nil)
@@ -71,7 +74,7 @@ func NewCronJobCollector(store Store, synced func() bool) *CronJobCollector {
 // Describe implements prometheus.Collector.
 func (c *CronJobCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cronJobNextScheduleTime, cronJobLastScheduleTime, cronJobLastSuccessfulTime,
-		cronJobActive, cronJobSuspend, cronJobMissedRuns, cronJobPaused, cronJobFailureStreak} {
+		cronJobLastFailureTime, cronJobActive, cronJobSuspend, cronJobMissedRuns, cronJobPaused, cronJobFailureStreak} {
 		ch <- d
 	}
 }
@@ -104,6 +107,7 @@ func (c *CronJobCollector) Collect(ch chan<- prometheus.Metric) {
 		timestamp(ch, cronJobNextScheduleTime, status.NextScheduleTime, labels)
 		timestamp(ch, cronJobLastScheduleTime, status.LastScheduleTime, labels)
 		timestamp(ch, cronJobLastSuccessfulTime, status.LastSuccessfulTime, labels)
+		timestamp(ch, cronJobLastFailureTime, status.LastFailureTime, labels)
 		ch <- newSeries(cronJobActive, prometheus.GaugeValue, float64(len(status.Active)), labels.pairs[:])
 		ch <- newSeries(cronJobSuspend, prometheus.GaugeValue, boolValue(cj.suspended), labels.pairs[:])
 		// Without a failure policy nothing can pause the CronJob: a series

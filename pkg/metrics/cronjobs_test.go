@@ -21,6 +21,7 @@ var perCronJobNames = []string{
 	"cronjob_controller_cronjob_next_schedule_time",
 	"cronjob_controller_cronjob_status_last_schedule_time",
 	"cronjob_controller_cronjob_status_last_successful_time",
+	"cronjob_controller_cronjob_status_last_failure_time",
 	"cronjob_controller_cronjob_status_active",
 	"cronjob_controller_cronjob_spec_suspend",
 	"cronjob_controller_cronjob_status_missed_runs_total",
@@ -33,6 +34,8 @@ const perCronJobHeaders = `
 # TYPE cronjob_controller_cronjob_spec_suspend gauge
 # HELP cronjob_controller_cronjob_status_active Jobs of the CronJob not finished (status.active).
 # TYPE cronjob_controller_cronjob_status_active gauge
+# HELP cronjob_controller_cronjob_status_last_failure_time Unix time the CronJob's latest failed run failed (status.lastFailureTime); absent before the first.
+# TYPE cronjob_controller_cronjob_status_last_failure_time gauge
 # HELP cronjob_controller_cronjob_status_last_schedule_time Unix time of the scheduled time of the CronJob's latest started run (status.lastScheduleTime); absent before the first.
 # TYPE cronjob_controller_cronjob_status_last_schedule_time gauge
 # HELP cronjob_controller_cronjob_status_last_successful_time Unix time the CronJob's latest successful Job completed (status.lastSuccessfulTime); absent before the first.
@@ -52,6 +55,7 @@ func hourly() *cronv1.CronJob {
 		ActiveCount:        1,
 		LastScheduleTime:   at(1767225600),
 		LastSuccessfulTime: at(1767222060),
+		LastFailureTime:    at(1767218520),
 		NextScheduleTime:   at(1767229200),
 		MissedRuns: []cronv1.MissedRuns{
 			{Reason: cronv1.MissedDeadlineExceeded, Count: 3, LastTime: *at(1767218400)},
@@ -103,6 +107,7 @@ cronjob_controller_cronjob_spec_suspend{cronjob="paused",namespace="team-b"} 1
 cronjob_controller_cronjob_status_active{cronjob="fresh",namespace="team-a"} 0
 cronjob_controller_cronjob_status_active{cronjob="hourly",namespace="team-a"} 1
 cronjob_controller_cronjob_status_active{cronjob="paused",namespace="team-b"} 0
+cronjob_controller_cronjob_status_last_failure_time{cronjob="hourly",namespace="team-a"} 1.76721852e+09
 cronjob_controller_cronjob_status_last_schedule_time{cronjob="hourly",namespace="team-a"} 1.7672256e+09
 cronjob_controller_cronjob_status_last_successful_time{cronjob="hourly",namespace="team-a"} 1.76722206e+09
 cronjob_controller_cronjob_status_missed_runs_total{cronjob="hourly",namespace="team-a",reason="DeadlineExceeded"} 3
@@ -133,8 +138,8 @@ func TestCronJobCollectorReadsTheAPIType(t *testing.T) {
 	if err := testutil.CollectAndCompare(NewCronJobCollector(slimStore, synced), strings.NewReader(string(got)), perCronJobNames...); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(NewCronJobCollector(apiStore, synced)); n != 9 {
-		t.Errorf("%d series from the API types, want 9", n)
+	if n := testutil.CollectAndCount(NewCronJobCollector(apiStore, synced)); n != 10 {
+		t.Errorf("%d series from the API types, want 10", n)
 	}
 }
 
@@ -143,8 +148,8 @@ func TestCronJobCollectorReadsTheAPIType(t *testing.T) {
 func TestCronJobCollectorFollowsTheCache(t *testing.T) {
 	store := storeOf(t, hourly(), paused())
 	c := NewCronJobCollector(store, synced)
-	if n := testutil.CollectAndCount(c); n != 9 {
-		t.Fatalf("%d series for two CronJobs, want 9", n)
+	if n := testutil.CollectAndCount(c); n != 10 {
+		t.Fatalf("%d series for two CronJobs, want 10", n)
 	}
 
 	if err := store.Delete(slim.NewCronJob(hourly())); err != nil {
@@ -190,8 +195,8 @@ func TestCronJobCollectorWaitsForTheCache(t *testing.T) {
 		t.Errorf("%d series before the cache synced, want 0", n)
 	}
 	listed.Store(true)
-	if n := testutil.CollectAndCount(c); n != 7 {
-		t.Errorf("%d series after the cache synced, want 7", n)
+	if n := testutil.CollectAndCount(c); n != 8 {
+		t.Errorf("%d series after the cache synced, want 8", n)
 	}
 }
 

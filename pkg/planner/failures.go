@@ -36,8 +36,8 @@ const (
 	ReasonFailuresBelowLimit = "FailuresBelowLimit"
 )
 
-// finishedRun is a run whose Job the status sees finished for the first
-// time in this sync: its outcome counts once, now.
+// finishedRun is a run whose Job a sync sees finished with no outcome in
+// the run history: its outcome is entered, and counted, once, now.
 type finishedRun struct {
 	job Job
 	// done orders the outcomes: when the Job finished, else when its run
@@ -46,28 +46,19 @@ type finishedRun struct {
 	done time.Time
 }
 
-// noteFinished keeps j, a Job of cj seen finished for the first time, for
-// observeFailures. Only runs count: a scheduled or run-now Job the
-// controller made, not one it adopted; and not a run whose time is still
-// to come (a clock that was ahead): it is no run yet, and no status can
-// record it, so it is counted once its time has come.
+// noteFinished keeps j, a Job of cj seen finished, for observeFailures if
+// its outcome is not in the run history yet. Only runs have outcomes: a
+// scheduled or run-now Job the controller made; and not a run whose time
+// is still to come (a clock that was ahead): it is no run yet, and is
+// entered once its time has come.
 func (p *Plan) noteFinished(j Job) {
-	if p.cj.Spec.FailurePolicy == nil {
-		// Nothing counts outcomes: no work on the sync's path for them.
+	at, ok := p.isRun(j)
+	if !ok || (!j.Manual() && at.After(p.now)) {
 		return
 	}
-	if p.countedBefore(j) {
-		return
-	}
-	at, scheduled := j.ScheduledAt()
-	switch {
-	case scheduled && !j.Manual():
-		if at.After(p.now) {
-			return
-		}
-	case j.Manual():
-		at = j.GetCreationTimestamp().Time
-	default:
+	if r := p.runRecord(j.GetName()); r != nil && outcomeEntered(r) {
+		// Entered already: the cache that shows it again is older than
+		// the status that entered it.
 		return
 	}
 	if done := j.FinishTime(); done != nil {
@@ -76,51 +67,21 @@ func (p *Plan) noteFinished(j Job) {
 	p.finished = append(p.finished, finishedRun{job: j, done: at})
 }
 
-// countedBefore reports whether the status this sync starts from has taken
-// j's failure into account already. A Job is seen finished a second time
-// only after a cache older than that status (a hung watch, a standby's)
-// showed it running and a sync listed it active again. The status names the
-// last failed Job (the controller never makes two Jobs of one name); and a
-// failure that finished before lastSuccessfulTime came before a success,
-// which in finish order resets the streak after it, so it adds nothing now:
-// counted, it would pause a CronJob whose last run succeeded, and a pause
-// holds runs. Within the same second the order is unknown (times are stored
-// to the second), so such a failure counts.
-//
-// A success always counts here: the status keeps no record of the
-// successes it counted (lastSuccessfulTime is to the second, and moves for
-// Jobs whose outcomes do not count). Counted twice, it resets the streak
-// again, which holds no run; one that finished before the pause opened ends
-// nothing (countOutcome). The price of lastSuccessfulTime moving for
-// uncounted Jobs is that a failure seen after such a later success is not
-// counted: fewer pauses, never one too many.
-func (p *Plan) countedBefore(j Job) bool {
-	if j.Finished() != batchv1.JobFailed {
-		return false
-	}
-	st := &p.cj.Status
-	if st.FailureStreak != nil && st.FailureStreak.LastFailedJob == j.GetName() {
-		return true
-	}
-	if p.isTrial(j) {
-		// lastSuccessfulTime also moves for Jobs whose outcomes do not
-		// count; a trial's failure skipped for one would leave the
-		// breaker neither reopened nor closed.
-		return false
-	}
-	done := j.FinishTime()
-	return done != nil && st.LastSuccessfulTime != nil && done.Before(st.LastSuccessfulTime)
-}
-
-// isTrial reports whether j is the trial run, as the status this sync
-// starts from or its own decision names it.
-func (p *Plan) isTrial(j Job) bool {
-	for _, fs := range []*cronv1.FailureStreak{p.cj.Status.FailureStreak, p.Status.FailureStreak} {
-		if fs != nil && fs.TrialJob != "" && fs.TrialJob == j.GetName() {
-			return true
+// enterOutcomes enters the outcomes noted in this sync in the order the
+// Jobs finished, calling counted for each one newly entered.
+func (p *Plan) enterOutcomes(counted func(Job)) {
+	slices.SortStableFunc(p.finished, func(a, b finishedRun) int {
+		if c := a.done.Compare(b.done); c != 0 {
+			return c
+		}
+		return strings.Compare(a.job.GetName(), b.job.GetName())
+	})
+	for _, r := range p.finished {
+		if p.enterOutcome(r.job) && counted != nil {
+			counted(r.job)
 		}
 	}
-	return false
+	p.finished = nil
 }
 
 // observeFailures counts the outcomes seen in this sync and moves the
@@ -130,9 +91,11 @@ func (p *Plan) observeFailures() {
 	st := &p.Status
 	if policy == nil {
 		// Without a policy there is nothing to pause: the state goes, so
-		// a policy set again starts afresh.
+		// a policy set again starts afresh. The history takes the
+		// outcomes all the same.
 		st.FailureStreak = nil
 		meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionPaused)
+		p.enterOutcomes(nil)
 		return
 	}
 	if st.FailureStreak == nil {
@@ -156,22 +119,17 @@ func (p *Plan) observeFailures() {
 	// A resume first: were its status lost, the next sync would handle it
 	// again, and after the outcomes of the runs it let start.
 	p.handleResume()
-	slices.SortStableFunc(p.finished, func(a, b finishedRun) int {
-		if c := a.done.Compare(b.done); c != 0 {
-			return c
-		}
-		return strings.Compare(a.job.GetName(), b.job.GetName())
-	})
-	for _, r := range p.finished {
-		p.countOutcome(r.job)
+	// Only outcomes newly entered in the run history count: whatever
+	// shows a Job again later finds its outcome there.
+	p.enterOutcomes(func(j Job) {
+		p.countOutcome(j)
 		// One outcome at a time, as syncs one by one would have: a
 		// failure that pauses and a later success that resumes both show
 		// (their Events), and pausedAt is the failure's own time.
 		if fs.PausedAt == nil && fs.Count >= pauseAfter {
-			p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(r.job))
+			p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(j))
 		}
-	}
-	p.finished = nil
+	})
 	if fs.TrialJob != "" && !slices.ContainsFunc(st.Active, func(ref corev1.ObjectReference) bool { return ref.Name == fs.TrialJob }) {
 		// Gone (or detached) before its outcome was seen: no verdict, so
 		// the next due run is a new trial.
@@ -193,13 +151,26 @@ func (p *Plan) finishedAt(j Job) time.Time {
 	return p.now
 }
 
-// adoptTrial names the trial Job when a written status lost it (a crash
-// between the create and the write): once the cool-down has passed, the
-// only scheduled run that can have started is the trial.
+// adoptTrial names the trial Job when the status this sync starts from
+// does not: the run history holds a trial of this pause still running (a
+// decision that named it was judged again under an edited policy), or a
+// crash between the trial's create and its status write lost both, and
+// then, once the cool-down has passed, the only scheduled run that can
+// have started is the trial.
 func (p *Plan) adoptTrial() {
 	fs := p.Status.FailureStreak
+	if fs.PausedAt == nil || fs.TrialJob != "" {
+		return
+	}
+	for _, r := range p.Status.RecentRuns {
+		if r.Trigger == cronv1.TriggerTrial && r.Outcome == cronv1.OutcomeRunning && r.StartTime != nil && !r.StartTime.Before(fs.PausedAt) &&
+			slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == r.JobName && p.controls(j) }) {
+			fs.TrialJob = r.JobName
+			return
+		}
+	}
 	resumeAt := p.resumeAt()
-	if fs.PausedAt == nil || fs.TrialJob != "" || resumeAt.IsZero() {
+	if resumeAt.IsZero() {
 		return
 	}
 	for _, j := range p.jobs {
@@ -207,6 +178,15 @@ func (p *Plan) adoptTrial() {
 		// it, and it is the trial all the same.
 		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && p.controls(j) {
 			fs.TrialJob = j.GetName()
+			if r := p.runRecord(j.GetName()); r == nil || r.Trigger != cronv1.TriggerTrial {
+				// Started by a sync that did not know of the pause (its
+				// status lost, or older than the pause's): it is the
+				// trial all the same, and says so once.
+				p.event(corev1.EventTypeNormal, ReasonTrialRun, "Job %s, started before this pause was known, is the trial run; its success resumes scheduled runs", j.GetName())
+				if r != nil {
+					r.Trigger = cronv1.TriggerTrial
+				}
+			}
 			return
 		}
 	}
@@ -223,6 +203,12 @@ func (p *Plan) countOutcome(j Job) {
 	fs := p.Status.FailureStreak
 	switch j.Finished() {
 	case batchv1.JobFailed:
+		if p.succeededAfter(j) {
+			// In finish order a success the history holds came after it
+			// (seen first: the syncs saw them out of order) and began the
+			// streak afresh: it adds nothing.
+			return
+		}
 		if fs.Count < math.MaxInt32 {
 			fs.Count++
 		}
@@ -246,6 +232,16 @@ func (p *Plan) countOutcome(j Job) {
 		}
 		fs.Count, fs.LastFailedJob = 0, ""
 	}
+}
+
+// succeededAfter reports whether the run history holds a success that
+// finished after the failed Job j. Times are to the second: within one,
+// the order is unknown, and the failure counts.
+func (p *Plan) succeededAfter(j Job) bool {
+	done := p.finishedAt(j)
+	return slices.ContainsFunc(p.Status.RecentRuns, func(r cronv1.RunRecord) bool {
+		return r.Outcome == cronv1.OutcomeSucceeded && r.JobName != j.GetName() && r.CompletionTime != nil && r.CompletionTime.Time.After(done)
+	})
 }
 
 // handleResume ends a pause for a new value of the resume annotation.
@@ -308,8 +304,14 @@ func (p *Plan) noteBreaker(wasPaused bool) {
 	policy := p.cj.Spec.FailurePolicy
 	switch {
 	case fs.PausedAt != nil && fs.TrialJob != "":
+		since := ""
+		if r := p.runRecord(fs.TrialJob); r != nil && r.StartTime != nil {
+			// No bound of the controller's on a trial (the Job's
+			// activeDeadlineSeconds is one): say since when it runs.
+			since = ", running since " + formatTime(r.StartTime.Time)
+		}
 		p.setCondition(cronv1.ConditionPaused, metav1.ConditionTrue, ReasonTrialRunning,
-			fmt.Sprintf("Job %s is the trial run after a cool-down of %v: its success resumes scheduled runs, its failure pauses them again", fs.TrialJob, p.coolDown()))
+			fmt.Sprintf("Job %s is the trial run%s after a cool-down of %v: its success resumes scheduled runs, its failure pauses them again", fs.TrialJob, since, p.coolDown()))
 	case fs.PausedAt != nil:
 		p.setCondition(cronv1.ConditionPaused, metav1.ConditionTrue, ReasonFailureStreak,
 			fmt.Sprintf("Scheduled runs are paused: %d runs in a row failed, the latest Job %s; %s", fs.Count, fs.LastFailedJob, p.untilWhen()))
@@ -446,6 +448,7 @@ func (p *Plan) outcomeUnwritten(j Job, written *cronv1.CronJobStatus) bool {
 // by a sync whose status write was lost, and missed by the cache) has its
 // outcome counted now, the only look the status gets at it.
 func (p *Plan) startedRun(c Create, j Job) {
+	entered := j.Finished() != "" && j.GetDeletionTimestamp() == nil && p.enterOutcome(j)
 	fs := p.Status.FailureStreak
 	if p.cj.Spec.FailurePolicy == nil || fs == nil {
 		return
@@ -455,19 +458,15 @@ func (p *Plan) startedRun(c Create, j Job) {
 		fs.TrialJob = j.GetName()
 		p.event(corev1.EventTypeNormal, ReasonTrialRun, "Cool-down of %v over: Job %s is the trial run; its success resumes scheduled runs", p.coolDown(), j.GetName())
 	}
-	if j.Finished() == "" {
-		if fs.TrialJob == j.GetName() {
-			// While a trial runs no run is next (pausedNext); the next
-			// time was planned before the trial was chosen.
-			p.Status.NextScheduleTime = nil
+	if entered {
+		p.countOutcome(j)
+		if fs.PausedAt == nil && fs.Count >= max(p.cj.Spec.FailurePolicy.PauseAfter, 1) {
+			p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(j))
 		}
-		p.noteBreaker(wasPaused)
-		return
+		p.pausedInPlan = fs.PausedAt != nil
 	}
-	p.countOutcome(j)
-	if fs.PausedAt == nil && fs.Count >= max(p.cj.Spec.FailurePolicy.PauseAfter, 1) {
-		p.pause(fmt.Sprintf("%d runs in a row failed, the latest Job %s", fs.Count, fs.LastFailedJob), p.finishedAt(j))
-	}
-	p.pausedInPlan = fs.PausedAt != nil
+	// The next time was planned before the trial was chosen, or before
+	// this outcome moved the breaker: say what the next sync will.
+	p.noteNext()
 	p.noteBreaker(wasPaused)
 }

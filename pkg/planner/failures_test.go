@@ -971,7 +971,7 @@ func TestAFailedJobCountsOnceWhateverTheCacheLag(t *testing.T) {
 	failed := runAt9(batchv1.JobFailed)
 	failed.failedAt = &metav1.Time{Time: at(-30 * time.Minute)}
 	stale := running(runAt9(""))
-	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(2, failed.Name))
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(2, failed.Name), entered(failed))
 	p1 := Decide(Input{CronJob: cj, Jobs: []Job{stale}, Now: ten})
 	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{failed}, Now: at(time.Minute)})
 	if fs := p2.Status.FailureStreak; fs.Count != 2 || fs.LastFailedJob != failed.Name || fs.PausedAt != nil {
@@ -1275,5 +1275,272 @@ func TestATrialFoundSucceededAtItsStartShowsTheNextRun(t *testing.T) {
 	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{trial}, Now: at(2 * time.Second)})
 	if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; !sameTime(a, b) {
 		t.Errorf("nextScheduleTime: %v from the sync that started (and resumed by) the trial, %v from the next", a, b)
+	}
+}
+
+// syncChain is a CronJob synced again and again, each sync from the status
+// the one before it decided, its creates carried out by startAll.
+type syncChain struct {
+	cj   *cronv1.CronJob
+	jobs []*fakeJob
+}
+
+// sync decides at now from the Jobs made so far, and makes its creates.
+func (c *syncChain) sync(now time.Time) *Plan { return c.syncSeeing(now, asJobs(c.jobs)) }
+
+// syncSeeing decides at now from view, the Jobs as a cache shows them.
+func (c *syncChain) syncSeeing(now time.Time, view []Job) *Plan {
+	p := Decide(Input{CronJob: c.cj, Jobs: view, Now: now})
+	c.jobs = append(c.jobs, startAll(p)...)
+	c.cj = withStatus(c.cj, p.Status)
+	return p
+}
+
+// job is the Job made for the run at t.
+func (c *syncChain) job(t time.Time) *fakeJob {
+	for _, j := range c.jobs {
+		if j.scheduled.Equal(t) && !j.manual {
+			return j
+		}
+	}
+	panic("no Job for " + t.String())
+}
+
+// finish ends the run at t as end at done.
+func (c *syncChain) finish(t time.Time, end batchv1.JobConditionType, done time.Time) *fakeJob {
+	j := c.job(t)
+	j.finished = end
+	if end == batchv1.JobFailed {
+		j.failedAt = &metav1.Time{Time: done}
+	} else {
+		j.complete = &metav1.Time{Time: done}
+	}
+	return j
+}
+
+// staleRunning is j as a cache older than its finish shows it: running.
+func staleRunning(j *fakeJob) Job {
+	c := *j
+	return running(&c)
+}
+
+// Issue 37, case 1. pauseAfter 3: the 08:00 and 09:00 runs failed and were
+// counted. A cache older than that status shows the 08:00 Job running,
+// then failed again: its outcome is in the run history already, so it
+// counts once, and the 10:00 run starts.
+func TestAFailureBroughtBackByAStaleCacheCountsOnce(t *testing.T) {
+	c := &syncChain{cj: cronJob(last(at(-3*time.Hour)), failurePolicy(3, 0, 0))}
+	c.sync(at(-2*time.Hour + time.Second))
+	c.finish(at(-2*time.Hour), batchv1.JobFailed, at(-110*time.Minute))
+	c.sync(at(-time.Hour + time.Second))
+	c.finish(at(-time.Hour), batchv1.JobFailed, at(-50*time.Minute))
+	c.sync(at(-45 * time.Minute))
+	if fs := c.cj.Status.FailureStreak; fs.Count != 2 {
+		t.Fatalf("after two failures: failureStreak %+v, want count 2", fs)
+	}
+	c.syncSeeing(at(-40*time.Minute), []Job{staleRunning(c.job(at(-2 * time.Hour))), c.job(at(-time.Hour))})
+	c.sync(at(-30 * time.Minute))
+	p := c.sync(at(time.Second))
+	if fs := p.Status.FailureStreak; fs.Count != 2 || fs.PausedAt != nil || len(createdTimes(p)) != 1 {
+		t.Errorf("the 08:00 failure seen again: failureStreak %+v, creates %v; want count 2, not paused, the 10:00 run started", fs, createdTimes(p))
+	}
+}
+
+// Issue 37, case 2. pauseAfter 1: paused by the 09:00 failure, the user
+// resumes. A stale cache shows the 09:00 Job running, then failed: it was
+// counted before the resume, and does not pause again.
+func TestAFailureCountedBeforeAResumeDoesNotPauseAgain(t *testing.T) {
+	c := &syncChain{cj: cronJob(last(at(-2*time.Hour)), failurePolicy(1, 0, 0))}
+	c.sync(at(-time.Hour + time.Second))
+	c.finish(at(-time.Hour), batchv1.JobFailed, at(-50*time.Minute))
+	c.sync(at(-45 * time.Minute))
+	if c.cj.Status.FailureStreak.PausedAt == nil {
+		t.Fatalf("after the 09:00 failure: failureStreak %+v, want paused", c.cj.Status.FailureStreak)
+	}
+	annotated(cronv1.ResumeAnnotation, "r1")(c.cj)
+	c.sync(at(-40 * time.Minute))
+	c.syncSeeing(at(-35*time.Minute), []Job{staleRunning(c.job(at(-time.Hour)))})
+	c.sync(at(-30 * time.Minute))
+	p := c.sync(at(time.Second))
+	if fs := p.Status.FailureStreak; fs.PausedAt != nil || fs.Count != 0 || len(createdTimes(p)) != 1 {
+		t.Errorf("the 09:00 failure seen again after the resume: failureStreak %+v, creates %v; want count 0, not paused, the 10:00 run started", fs, createdTimes(p))
+	}
+}
+
+// Issue 37, case 3. Paused without resumeAfter; the user's run-now starts
+// in a burst (its status kept, not written) and finishes; the sync that
+// sees it finish loses its write to a conflict with an edit, and the next
+// sync starts from StaleDecision. The run-now's outcome counts all the
+// same: its success resumes, its failure counts.
+func TestARunNowsOutcomeCountsWhenTheDecisionThatSawItIsLost(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		end    batchv1.JobConditionType
+		policy func(*cronv1.CronJob)
+		streak func(*cronv1.CronJob)
+		paused bool
+		count  int32
+	}{
+		{"success", batchv1.JobComplete, failurePolicy(1, 0, 0), pausedSince(ten, 1, ""), false, 0},
+		{"failure", batchv1.JobFailed, failurePolicy(2, 0, 0), func(*cronv1.CronJob) {}, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cj := cronJob(last(ten), tc.policy, failing(1, "cj-x"), tc.streak, runNowValue("try-the-fix"))
+			written := *cj.Status.DeepCopy()
+			p1 := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+			made := startAll(p1)
+			if len(made) != 1 || !made[0].manual {
+				t.Fatalf("S1 made %v, want the run-now Job", made)
+			}
+			m := unrecorded(made[0], "", "try-the-fix", 1)
+			m.CreationTimestamp = metav1.NewTime(at(time.Minute))
+			m.finished = tc.end
+			m.complete, m.failedAt = &metav1.Time{Time: at(2 * time.Minute)}, &metav1.Time{Time: at(2 * time.Minute)}
+			// S2 (same generation) starts from the kept S1 and sees it
+			// finish; its write meets a conflict: kept too.
+			p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{m}, Written: &written, Now: at(3 * time.Minute)})
+			// An edit: S3 starts from what StaleDecision keeps.
+			edited := cj.DeepCopy()
+			edited.Generation = 2
+			edited.Status = StaleDecision(&written, &p2.Status)
+			p3 := Decide(Input{CronJob: edited, Jobs: []Job{m}, Written: &written, Now: at(4 * time.Minute)})
+			if fs := p3.Status.FailureStreak; (fs.PausedAt != nil) != tc.paused || fs.Count != tc.count {
+				t.Errorf("S3: failureStreak %+v, want paused %v, count %d: the run-now Job %s %s", fs, tc.paused, tc.count, m.Name, tc.end)
+			}
+		})
+	}
+}
+
+// Issue 37, case 4. pauseAfter 3: the 08:00 run succeeded (counted), the
+// 09:00 and 09:30 runs failed. A stale cache brings the 08:00 Job back,
+// running, then complete: its success was counted, and must not wipe the
+// failures after it, so the 10:00 run's failure pauses.
+func TestASuccessBroughtBackByAStaleCacheWipesNoLaterFailure(t *testing.T) {
+	c := &syncChain{cj: cronJob(sched("0,30 * * * *"), last(at(-150*time.Minute)), failurePolicy(3, 0, 0))}
+	c.sync(at(-2*time.Hour + time.Second))
+	c.finish(at(-2*time.Hour), batchv1.JobComplete, at(-115*time.Minute))
+	c.sync(at(-90*time.Minute + time.Second))
+	c.finish(at(-90*time.Minute), batchv1.JobComplete, at(-85*time.Minute))
+	c.sync(at(-time.Hour + time.Second))
+	c.finish(at(-time.Hour), batchv1.JobFailed, at(-55*time.Minute))
+	c.sync(at(-30*time.Minute + time.Second))
+	c.finish(at(-30*time.Minute), batchv1.JobFailed, at(-25*time.Minute))
+	c.sync(at(-20 * time.Minute))
+	if fs := c.cj.Status.FailureStreak; fs.Count != 2 {
+		t.Fatalf("after 09:00 and 09:30 failed: failureStreak %+v, want count 2", fs)
+	}
+	view := asJobs(c.jobs)
+	view[0] = staleRunning(c.job(at(-2 * time.Hour)))
+	c.syncSeeing(at(-10*time.Minute), view)
+	c.sync(at(-5 * time.Minute))
+	c.sync(at(time.Second))
+	c.finish(ten, batchv1.JobFailed, at(5*time.Minute))
+	p := c.sync(at(6 * time.Minute))
+	if fs := p.Status.FailureStreak; fs.Count != 3 || fs.PausedAt == nil {
+		t.Errorf("after the 10:00 run failed: failureStreak %+v, want count 3 and paused: the 08:00 success seen again wiped the two failures after it", fs)
+	}
+}
+
+// Issue 37, case 5. A run found failed already when the sync that starts it
+// meets its Job (made by a sync whose status was lost) moves the breaker in
+// that sync; nextScheduleTime must then say what the next sync says, not
+// the time planned before the pause (a run the pause holds).
+func TestARunFoundFailedAtItsStartShowsTheNextRunAsTheNextSyncDoes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cj   *cronv1.CronJob
+	}{
+		{"run-now opens a pause", cronJob(sched("*/10 * * * *"), last(ten), failurePolicy(2, 30*time.Minute, 0), failing(1, "cj-x"), runNowValue("again"))},
+		{"run-now opens a pause without resumeAfter", cronJob(sched("*/10 * * * *"), last(ten), failurePolicy(2, 0, 0), failing(1, "cj-x"), runNowValue("again"))},
+		{"trial reopens", cronJob(sched("*/10 * * * *"), last(at(-10*time.Minute)), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-40*time.Minute), 1, ""))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(Input{CronJob: tc.cj, Now: at(time.Minute)})
+			if len(p.Creates) != 1 {
+				t.Fatalf("creates %+v, want one", p.Creates)
+			}
+			c := p.Creates[0]
+			var j *fakeJob
+			if c.Manual {
+				j = &fakeJob{ObjectMeta: metav1.ObjectMeta{Name: c.Job.Name, Namespace: "default", UID: types.UID("uid-" + c.Job.Name),
+					CreationTimestamp: metav1.NewTime(at(30 * time.Second))}, manual: true}
+			} else {
+				j = runOf(c.Time, "")
+			}
+			j.finished, j.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(45 * time.Second)}
+			p.Started(c, j, false)
+			if fs := p.Status.FailureStreak; fs.PausedAt == nil {
+				t.Fatalf("failureStreak %+v, want paused by the failure", fs)
+			}
+			p2 := Decide(Input{CronJob: withStatus(tc.cj, p.Status), Jobs: []Job{j}, Now: at(time.Minute + time.Second)})
+			if a, b := p.Status.NextScheduleTime, p2.Status.NextScheduleTime; !sameTime(a, b) {
+				t.Errorf("nextScheduleTime: %v from the sync that met the failure, %v from the next", a, b)
+			}
+		})
+	}
+}
+
+// Issue 37, case 6. The sync that starts the trial loses its status write
+// to a user's edit of resumeAfter (a longer cool-down): the trial started
+// all the same, and stays the trial. No second trial starts while it runs,
+// and its failure reopens the pause, the cool-down doubled.
+func TestATrialStaysTheTrialWhenAnEditOfResumeAfterLosesItsStatus(t *testing.T) {
+	cj := cronJob(sched("*/10 * * * *"), last(at(-10*time.Minute)), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"),
+		pausedSince(at(-40*time.Minute), 1, ""))
+	written := *cj.Status.DeepCopy()
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p1)
+	if len(made) != 1 || p1.Status.FailureStreak.TrialJob != made[0].Name {
+		t.Fatalf("S1: made %d, failureStreak %+v; want the 10:00 trial", len(made), p1.Status.FailureStreak)
+	}
+	trial := made[0]
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Spec.FailurePolicy.ResumeAfter = &metav1.Duration{Duration: time.Hour}
+	edited.Status = StaleDecision(&written, &p1.Status)
+	p2 := Decide(Input{CronJob: edited, Jobs: []Job{trial}, Written: &written, Now: at(2 * time.Second)})
+	st := p2.Status
+	// resumeAt is now 10:20: the 10:20 run must not be a second trial.
+	p3 := Decide(Input{CronJob: withStatus(edited, st), Jobs: []Job{trial}, Now: at(20*time.Minute + time.Second)})
+	if len(p3.Creates) != 0 {
+		t.Errorf("10:20: creates %+v (trialJob %q); want none while the 10:00 trial runs", createdTimes(p3), p3.Status.FailureStreak.TrialJob)
+	}
+	trial.finished, trial.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(25 * time.Minute)}
+	p4 := Decide(Input{CronJob: withStatus(edited, p3.Status), Jobs: []Job{trial}, Now: at(26 * time.Minute)})
+	if fs := p4.Status.FailureStreak; fs.Pauses != 2 || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(25*time.Minute)) {
+		t.Errorf("after the trial failed: failureStreak %+v, want reopened as of 10:25, pauses 2", fs)
+	}
+}
+
+// The controller puts no bound on a trial that never finishes (the Job's
+// own activeDeadlineSeconds is one): the condition says since when it runs.
+func TestATrialSaysSinceWhenItRuns(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p)
+	made[0].CreationTimestamp = metav1.NewTime(at(time.Second))
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: asJobs(made), Now: at(3 * time.Hour)})
+	c := meta.FindStatusCondition(p2.Status.Conditions, cronv1.ConditionPaused)
+	if c == nil || c.Reason != ReasonTrialRunning || !strings.Contains(c.Message, "running since "+formatTime(at(time.Second))) {
+		t.Errorf("Paused condition %+v, want TrialRunning saying since when the trial runs", c)
+	}
+}
+
+// A run started by a sync that did not know of the pause (its status older
+// than the pause's), due after the cool-down, is the trial: no second trial
+// starts, and a TrialRun Event says so, once.
+func TestARunStartedBeforeThePauseWasKnownBecomesTheTrialWithAnEvent(t *testing.T) {
+	j := running(runOf(ten, ""))
+	cj := cronJob(last(ten), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Now: at(time.Minute)})
+	if fs := p.Status.FailureStreak; fs.TrialJob != j.Name || !hasEvent(p, ReasonTrialRun) {
+		t.Fatalf("failureStreak %+v, events %v: want %s named the trial, with a TrialRun Event", fs, eventsOf(p), j.Name)
+	}
+	if got := historyOf(p.Status); !slices.Equal(got, []string{j.Name + ":Trial:Running"}) {
+		t.Errorf("recentRuns %v, want the run recorded as the trial", got)
+	}
+	p2 := Decide(Input{CronJob: withStatus(cj, p.Status), Jobs: []Job{j}, Now: at(time.Hour)})
+	if hasEvent(p2, ReasonTrialRun) || len(p2.Creates) != 0 {
+		t.Errorf("the next sync: events %v, creates %v; want no second TrialRun and no run while the trial runs", eventsOf(p2), createdTimes(p2))
 	}
 }

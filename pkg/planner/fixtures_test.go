@@ -28,8 +28,10 @@ type fakeJob struct {
 	scheduled         time.Time
 	manual            bool
 	started, complete *metav1.Time
-	// failedAt is when a failed Job's Failed condition became True.
-	failedAt *metav1.Time
+	// failedAt is when a failed Job's Failed condition became True;
+	// failedReason and failedMessage are that condition's.
+	failedAt                    *metav1.Time
+	failedReason, failedMessage string
 	// runNowKey, runNowAfter and runNowSeq are a manual Job's run-now
 	// annotations, there when hasRunNow (as while it holds the run-record
 	// finalizer); runNowSeq 0 for a Job made before requests were numbered.
@@ -47,8 +49,9 @@ func (j *fakeJob) FinishTime() *metav1.Time {
 	}
 	return j.complete
 }
-func (j *fakeJob) ScheduledAt() (time.Time, bool) { return j.scheduled, !j.scheduled.IsZero() }
-func (j *fakeJob) Manual() bool                   { return j.manual }
+func (j *fakeJob) Failure() (reason, message string) { return j.failedReason, j.failedMessage }
+func (j *fakeJob) ScheduledAt() (time.Time, bool)    { return j.scheduled, !j.scheduled.IsZero() }
+func (j *fakeJob) Manual() bool                      { return j.manual }
 func (j *fakeJob) RunNow() (key, after string, seq int64, ok bool) {
 	return j.runNowKey, j.runNowAfter, j.runNowSeq, j.hasRunNow
 }
@@ -323,6 +326,22 @@ func failurePolicy(pauseAfter int32, resume, maxResume time.Duration) func(*cron
 func failing(count int32, lastFailed string) func(*cronv1.CronJob) {
 	return func(cj *cronv1.CronJob) {
 		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: count, LastFailedJob: lastFailed}
+	}
+}
+
+// entered says the run history holds the runs of jobs, with their
+// outcomes: a status that saw them finish.
+func entered(jobs ...*fakeJob) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) {
+		p := &Plan{cj: cj, Status: cj.Status, now: ten}
+		for _, j := range jobs {
+			if j.finished == "" {
+				p.enterRun(j, p.triggerOf(j))
+			} else {
+				p.enterOutcome(j)
+			}
+		}
+		cj.Status = p.Status
 	}
 }
 

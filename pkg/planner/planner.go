@@ -101,6 +101,9 @@ type Job interface {
 	// FinishTime is when the Job finished: its completion time, or when
 	// its Failed condition became True; nil while it runs or when unknown.
 	FinishTime() *metav1.Time
+	// Failure is the reason and message of a failed Job's Failed
+	// condition; empty for other Jobs.
+	Failure() (reason, message string)
 	// ScheduledAt is the time of the run the Job is for, from its
 	// scheduled-at annotation; false for a Job without one.
 	ScheduledAt() (time.Time, bool)
@@ -188,6 +191,22 @@ type Create struct {
 	// Trial marks the run that spec.failurePolicy lets through after a
 	// pause's cool-down: its outcome decides whether the pause ends.
 	Trial bool
+	// CatchUp marks a scheduled run started after a later scheduled time
+	// has come (catchUpPolicy All making up missed runs).
+	CatchUp bool
+}
+
+// trigger is how the run of c starts, as the run history says it.
+func (c Create) trigger() cronv1.RunTrigger {
+	switch {
+	case c.Manual:
+		return cronv1.TriggerRunNow
+	case c.Trial:
+		return cronv1.TriggerTrial
+	case c.CatchUp:
+		return cronv1.TriggerCatchUp
+	}
+	return cronv1.TriggerScheduled
 }
 
 // What is the run a create is for, in words.
@@ -273,6 +292,12 @@ type Plan struct {
 	// pausedInPlan: an outcome reported while the plan was carried out
 	// paused scheduled runs.
 	pausedInPlan bool
+	// sched, base and dueNext are what planRuns computed the next run
+	// from, so an outcome reported while the plan is carried out can move
+	// nextScheduleTime as the next sync would (noteNext); sched is nil
+	// when no run was planned.
+	sched         *schedule.Schedule
+	base, dueNext time.Time
 }
 
 // Wants reports whether c is still to be made, given the outcomes reported
@@ -302,6 +327,9 @@ func Decide(in Input) *Plan {
 	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all, records: records}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
+	// A limit lowered, or a history StaleDecision merged, is cut to size.
+	SortRuns(p.Status.RecentRuns)
+	p.trimHistory()
 
 	settled := p.settledUntil()
 	p.reconcileActive(in.Jobs, in.Gone, in.Detached)
@@ -352,18 +380,29 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 			st.Active = slices.Delete(st.Active, i, i+1)
 			p.event(corev1.EventTypeNormal, ReasonSawCompletedJob, "Saw completed job: %s, condition: %s", j.GetName(), finished)
 			p.noteFinished(j)
-		case finished != "" && p.cj.Spec.FailurePolicy != nil && !p.recorded(j, &p.cj.Status):
-			// Finished before any status recorded its run: this is the
-			// first look at its outcome.
+		case finished != "" && (!p.recorded(j, &p.cj.Status) || p.awaitsOutcome(j)):
+			// Finished before any status recorded its run, or its run is
+			// in the history without an outcome (a decision that saw it
+			// finish was lost): this is the first look at its outcome.
 			p.noteFinished(j)
 		case j.GetDeletionTimestamp() != nil && i >= 0:
-			// Going away: it holds back no run under Forbid.
+			// Going away: it holds back no run under Forbid, and its
+			// outcome will not be seen.
 			st.Active = slices.Delete(st.Active, i, i+1)
+			p.runGone(j.GetName())
 		case finished == "" && i < 0 && j.GetDeletionTimestamp() == nil:
 			st.Active = append(st.Active, job.Ref(j))
 			if _, scheduled := j.ScheduledAt(); !scheduled && !j.Manual() {
 				p.event(corev1.EventTypeWarning, ReasonUnexpectedJob,
 					"Saw a job that the controller did not create: %s; it is tracked as active", j.GetName())
+			}
+		}
+		if finished == "" && j.GetDeletionTimestamp() == nil {
+			// A run no status recorded (its write lost) enters the
+			// history as it is seen; one entered already stays as it is
+			// (a cache older than its outcome shows it running).
+			if at, ok := p.isRun(j); ok && !at.After(p.now) {
+				p.enterRun(j, p.triggerOf(j))
 			}
 		}
 		p.adoptRun(j)
@@ -383,8 +422,17 @@ func (p *Plan) reconcileActive(jobs []Job, gone, detached map[types.UID]bool) {
 		} else {
 			p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: %s", ref.Name)
 		}
+		p.runGone(ref.Name)
 		return true
 	})
+	p.settleRunning(jobs)
+}
+
+// awaitsOutcome reports whether the history holds j's run without an
+// outcome.
+func (p *Plan) awaitsOutcome(j Job) bool {
+	r := p.runRecord(j.GetName())
+	return r != nil && !outcomeEntered(r)
 }
 
 // namedRecords keeps the records named as the controller names cj's runs:
@@ -823,10 +871,8 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 		// controller will live to see it: as good as never.
 		due.Next = time.Time{}
 	}
-	st.NextScheduleTime = timeOrNil(due.Next)
-	if p.paused() {
-		st.NextScheduleTime = timeOrNil(p.pausedNext(sched, base, due.Next))
-	}
+	p.sched, p.base, p.dueNext = sched, base, due.Next
+	p.noteNext()
 	if !due.Next.IsZero() {
 		p.requeueBy(due.Next)
 	}
@@ -924,7 +970,8 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 		}
 	}
 	for _, t := range runs {
-		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t, Trial: t.Equal(p.trialAt) && !t.IsZero()})
+		p.Creates = append(p.Creates, Create{Job: job.New(p.cj, t, sched.Location()), Time: t, Trial: t.Equal(p.trialAt) && !t.IsZero(),
+			CatchUp: t.Before(due.Time)})
 	}
 }
 
@@ -1083,6 +1130,8 @@ func (p *Plan) Deleted(d Delete) {
 	if i := activeIndex(p.Status.Active, d.UID); i >= 0 {
 		p.Status.Active = slices.Delete(p.Status.Active, i, i+1)
 	}
+	// Deleted running (Replace): its outcome will never be seen.
+	p.runGone(d.Name)
 	p.countActive()
 }
 
@@ -1092,6 +1141,7 @@ func (p *Plan) AlreadyGone(d Delete) {
 	if i := activeIndex(p.Status.Active, d.UID); i >= 0 {
 		p.Status.Active = slices.Delete(p.Status.Active, i, i+1)
 	}
+	p.runGone(d.Name)
 	p.countActive()
 }
 
@@ -1121,6 +1171,9 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 			st.LastScheduleTime = &metav1.Time{Time: c.Time}
 		}
 		p.reportedScheduled(c)
+	}
+	if j.GetDeletionTimestamp() == nil {
+		p.enterRun(j, c.trigger())
 	}
 	p.startedRun(c, j)
 	p.countActive()
@@ -1183,6 +1236,19 @@ func (p *Plan) setCondition(conditionType string, status metav1.ConditionStatus,
 		LastTransitionTime: metav1.NewTime(p.now),
 	})
 	return news
+}
+
+// noteNext writes status.nextScheduleTime: the schedule's next time, or
+// while paused the trial's (pausedNext).
+func (p *Plan) noteNext() {
+	if p.sched == nil {
+		return
+	}
+	next := p.dueNext
+	if p.paused() {
+		next = p.pausedNext(p.sched, p.base, next)
+	}
+	p.Status.NextScheduleTime = timeOrNil(next)
 }
 
 func (p *Plan) countActive() { p.Status.ActiveCount = int32(len(p.Status.Active)) }

@@ -20,8 +20,12 @@ import (
 //     (ScheduleChanged): noting the edit later would bar runs the new
 //     schedule names between the two sightings;
 //   - the run-now value handled, and how many were, with the Jobs it
-//     started among the active ones (spec.failurePolicy counts a run-now
-//     Job's outcome as it leaves status.active).
+//     started among the active ones;
+//   - the runs it entered in the run history that the written status does
+//     not hold, as running: their outcomes are entered again (and
+//     spec.failurePolicy counts them, once) as this sync sees their Jobs
+//     finished or gone. The streak is the written one: it holds exactly the
+//     outcomes the written history holds.
 //
 // lastScheduleTime goes back to the written one: the Jobs the decision
 // started are still this process's own writes, so the planner adopts them
@@ -34,16 +38,23 @@ func StaleDecision(written, kept *cronv1.CronJobStatus) cronv1.CronJobStatus {
 	st.ScheduleChangeTime = kept.ScheduleChangeTime.DeepCopy()
 	st.LastRunNow, st.RunNowCount = kept.LastRunNow, kept.RunNowCount
 	// The Jobs it started are active as well: a run-now Job's run stays
-	// recorded (above), and its outcome still counts when it leaves
-	// status.active. The outcomes it counted go back with the written
-	// status, their Jobs still in its status.active: seen again, they
-	// count once.
+	// recorded (above), and its outcome is entered when it leaves
+	// status.active.
 	for _, ref := range kept.Active {
 		if activeIndex(st.Active, ref.UID) < 0 {
 			st.Active = append(st.Active, ref)
 		}
 	}
 	st.ActiveCount = int32(len(st.Active))
+	for _, r := range kept.RecentRuns {
+		if slices.ContainsFunc(st.RecentRuns, func(w cronv1.RunRecord) bool { return w.JobName == r.JobName }) {
+			continue
+		}
+		r := *r.DeepCopy()
+		r.Outcome, r.CompletionTime, r.Reason, r.Message = cronv1.OutcomeRunning, nil, "", ""
+		st.RecentRuns = append(st.RecentRuns, r)
+	}
+	SortRuns(st.RecentRuns)
 	// An unusable schedule is in force by its condition (see inForce).
 	meta.RemoveStatusCondition(&st.Conditions, cronv1.ConditionScheduleValid)
 	if c := meta.FindStatusCondition(kept.Conditions, cronv1.ConditionScheduleValid); c != nil {

@@ -58,3 +58,20 @@ func TestStaleDecision(t *testing.T) {
 		t.Errorf("previous schedules %+v, want %d, the oldest naming nothing", got.PreviousSchedules, maxPreviousSchedules)
 	}
 }
+
+// A stale decision's run history: the written entries stay as written; a
+// run the decision entered that the written status lacks comes back
+// running, so the next sync enters its outcome (and counts it) once.
+func TestStaleDecisionReopensTheRunsOnlyItEntered(t *testing.T) {
+	run := func(name string, h int, outcome cronv1.RunOutcome) cronv1.RunRecord {
+		return cronv1.RunRecord{JobName: name, Trigger: cronv1.TriggerScheduled, ScheduledTime: &metav1.Time{Time: at(time.Duration(h) * time.Hour)},
+			Outcome: outcome, CompletionTime: &metav1.Time{Time: at(time.Duration(h)*time.Hour + time.Minute)}, Reason: "r"}
+	}
+	written := cronv1.CronJobStatus{RecentRuns: []cronv1.RunRecord{run("a", -2, cronv1.OutcomeFailed)}}
+	kept := cronv1.CronJobStatus{RecentRuns: []cronv1.RunRecord{run("b", -1, cronv1.OutcomeSucceeded), run("a", -2, cronv1.OutcomeFailed)}}
+	got := StaleDecision(&written, &kept).RecentRuns
+	if len(got) != 2 || got[0].JobName != "b" || got[0].Outcome != cronv1.OutcomeRunning || got[0].CompletionTime != nil || got[0].Reason != "" ||
+		got[1].JobName != "a" || got[1].Outcome != cronv1.OutcomeFailed {
+		t.Errorf("recentRuns %+v, want b running again (only the decision entered it), then a as written", got)
+	}
+}

@@ -23,12 +23,17 @@ const (
 	OutcomeComplete = "Complete"
 	OutcomeFailed   = "Failed"
 	OutcomeRunning  = "Running"
+	// OutcomeUnknown: a run the history records whose Job went away before
+	// the controller saw it finish.
+	OutcomeUnknown = "Unknown"
 )
 
 // Kinds of run in History.
 const (
 	KindScheduled = "scheduled"
 	KindRunNow    = "run-now"
+	KindTrial     = "trial"
+	KindCatchUp   = "catch-up"
 	// KindOther is a Job the CronJob controls that the controller did not
 	// create (adopted by hand).
 	KindOther = "other"
@@ -49,11 +54,30 @@ type Entry struct {
 	// Started reports whether the Job has a start time.
 	Started bool
 	Created time.Time
+	// Reason is why a failed run failed, as the run history recorded it.
+	Reason string
+	// Gone says the Job is gone (pruned, deleted, TTL): the entry is the
+	// run history's record of it (status.recentRuns).
+	Gone bool
+}
+
+// kinds are the run history's triggers as History names them.
+var kinds = map[cronv1.RunTrigger]string{
+	cronv1.TriggerScheduled: KindScheduled, cronv1.TriggerCatchUp: KindCatchUp,
+	cronv1.TriggerTrial: KindTrial, cronv1.TriggerRunNow: KindRunNow,
+}
+
+// outcomes are the run history's outcomes as History names them.
+var outcomes = map[cronv1.RunOutcome]string{
+	cronv1.OutcomeSucceeded: OutcomeComplete, cronv1.OutcomeFailed: OutcomeFailed,
+	cronv1.OutcomeRunning: OutcomeRunning, cronv1.OutcomeUnknown: OutcomeUnknown,
 }
 
 // HistoryOf lists the Jobs cj controls (by controller reference to its
-// UID, as the controller finds them), newest first: by creation time, then
-// scheduled time, then name.
+// UID, as the controller finds them) and the runs its status.recentRuns
+// records whose Jobs are gone, newest first: by creation time, then
+// scheduled time, then name. A Job the history records takes from it how
+// its run started and why it failed.
 func HistoryOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, error) {
 	list, err := c.Kube.BatchV1().Jobs(cj.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -87,10 +111,36 @@ func HistoryOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, err
 		}
 		entries = append(entries, e)
 	}
+	for _, r := range cj.Status.RecentRuns {
+		i := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == r.JobName })
+		if i < 0 {
+			entries = append(entries, recordedRun(r))
+			continue
+		}
+		entries[i].Kind = cmp.Or(kinds[r.Trigger], entries[i].Kind)
+		if entries[i].Outcome == OutcomeFailed {
+			entries[i].Reason = r.Reason
+		}
+	}
 	slices.SortFunc(entries, func(a, b Entry) int {
 		return cmp.Or(b.Created.Compare(a.Created), b.Scheduled.Compare(a.Scheduled), cmp.Compare(b.Name, a.Name))
 	})
 	return entries, nil
+}
+
+// recordedRun is the entry of a run the history records whose Job is gone.
+func recordedRun(r cronv1.RunRecord) Entry {
+	e := Entry{Name: r.JobName, Kind: cmp.Or(kinds[r.Trigger], KindOther), Outcome: cmp.Or(outcomes[r.Outcome], OutcomeUnknown), Reason: r.Reason, Gone: true}
+	if r.ScheduledTime != nil {
+		e.Scheduled = r.ScheduledTime.Time
+	}
+	if r.StartTime != nil {
+		e.Created = r.StartTime.Time
+		if r.CompletionTime != nil {
+			e.Started, e.Duration = true, max(0, r.CompletionTime.Sub(r.StartTime.Time))
+		}
+	}
+	return e
 }
 
 // finishedAt is when j ended: its completion time when it completed, else
@@ -107,9 +157,10 @@ func finishedAt(j *batchv1.Job, outcome batchv1.JobConditionType) time.Time {
 	return time.Time{}
 }
 
-// History prints the Jobs of the CronJob, newest first: name, run-now or
-// scheduled (with the scheduled time in the CronJob's zone), outcome,
-// duration and age.
+// History prints the Jobs of the CronJob and the runs its history records
+// whose Jobs are gone (marked "(gone)"), newest first: name, how the run
+// started (with the scheduled time in the CronJob's zone), outcome (and
+// why a run failed), duration and age.
 func History(ctx context.Context, c Clients, w io.Writer, name string) error {
 	cj, err := c.get(ctx, name)
 	if err != nil {
@@ -131,6 +182,9 @@ func History(ctx context.Context, c Clients, w io.Writer, name string) error {
 	for _, l := range streakLines(cj, now, loc) {
 		fmt.Fprintln(w, l)
 	}
+	if last := cj.Status.LastFailureTime; last != nil {
+		fmt.Fprintf(w, "Last failure: %s (%s ago)\n", last.In(loc).Format(zoneLayout), duration.HumanDuration(now.Sub(last.Time)))
+	}
 	if len(entries) == 0 {
 		fmt.Fprintf(w, "No Jobs of %s/%s in namespace %s.\n", Resource, name, cj.Namespace)
 		return nil
@@ -150,7 +204,14 @@ func History(ctx context.Context, c Clients, w io.Writer, name string) error {
 		if e.Started {
 			took = duration.HumanDuration(e.Duration)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Kind, scheduled, e.Outcome, took,
+		name, outcome := e.Name, e.Outcome
+		if e.Gone {
+			name += " (gone)"
+		}
+		if e.Reason != "" {
+			outcome += " (" + e.Reason + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, e.Kind, scheduled, outcome, took,
 			duration.HumanDuration(now.Sub(e.Created)))
 	}
 	return tw.Flush()

@@ -167,3 +167,36 @@ nightly-failed   scheduled   Mon 2026-11-23 13:00:00 UTC   Failed    2m         
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// The runs status.recentRuns records are listed beside the Jobs still
+// there: a run whose Job is gone is marked so, and keeps its outcome and
+// why it failed; a Job still there takes from the record how its run
+// started. The last failure's time heads the list.
+func TestHistoryListsRecordedRunsWhoseJobsAreGone(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 11, 23, 12, m, 0, 0, time.UTC) }
+	mt := func(m int) *metav1.Time { return &metav1.Time{Time: at(m)} }
+	cj := newCronJob("nightly", "*/10 * * * *", func(cj *cronv1.CronJob) {
+		cj.Status.LastFailureTime = mt(22)
+		cj.Status.RecentRuns = []cronv1.RunRecord{
+			{JobName: "nightly-30", Trigger: cronv1.TriggerTrial, ScheduledTime: mt(30), StartTime: mt(30), Outcome: cronv1.OutcomeRunning},
+			{JobName: "nightly-20", Trigger: cronv1.TriggerScheduled, ScheduledTime: mt(20), StartTime: mt(20), CompletionTime: mt(22),
+				Outcome: cronv1.OutcomeFailed, Reason: "BackoffLimitExceeded"},
+			{JobName: "nightly-10", Trigger: cronv1.TriggerCatchUp, ScheduledTime: mt(10), StartTime: mt(11), Outcome: cronv1.OutcomeUnknown},
+		}
+	})
+	f := newFakes([]*cronv1.CronJob{cj}, jobOf(cj, "nightly-30", at(30), scheduledAt(at(30)), started(at(30))))
+	f.clock.SetTime(at(32))
+	var out bytes.Buffer
+	if err := History(context.Background(), f.clients(), &out, "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	want := `Last failure: Mon 2026-11-23 12:22:00 UTC (10m ago)
+NAME                RUN         SCHEDULED                     OUTCOME                         DURATION   AGE
+nightly-30          trial       Mon 2026-11-23 12:30:00 UTC   Running                         2m         2m
+nightly-20 (gone)   scheduled   Mon 2026-11-23 12:20:00 UTC   Failed (BackoffLimitExceeded)   2m         12m
+nightly-10 (gone)   catch-up    Mon 2026-11-23 12:10:00 UTC   Unknown                         -          21m
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -40,6 +40,7 @@ type cronJobSpec struct {
 	failedJobsHistoryLimit     *int32
 	excludeCalendars           []string
 	failurePolicy              *cronv1.FailurePolicy
+	runHistoryLimit            *int32
 }
 
 // FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
@@ -84,6 +85,7 @@ func NewCronJob(cj *cronv1.CronJob) *CronJob {
 		failedJobsHistoryLimit:     ptr(spec.FailedJobsHistoryLimit),
 		excludeCalendars:           slices.Clone(spec.ExcludeCalendars),
 		failurePolicy:              spec.FailurePolicy.DeepCopy(),
+		runHistoryLimit:            ptr(spec.RunHistoryLimit),
 	}
 	return s
 }
@@ -115,6 +117,7 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			FailedJobsHistoryLimit:     ptr(s.spec.failedJobsHistoryLimit),
 			ExcludeCalendars:           slices.Clone(s.spec.excludeCalendars),
 			FailurePolicy:              s.spec.failurePolicy.DeepCopy(),
+			RunHistoryLimit:            ptr(s.spec.runHistoryLimit),
 		},
 		Status: *s.status.DeepCopy(),
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,8 +42,11 @@ type Job struct {
 	hasRunNow                bool
 	finished                 batchv1.JobConditionType
 	startTime, completedTime *metav1.Time
-	// failedTime is when the Failed condition became True.
-	failedTime *metav1.Time
+	// failedTime is when the Failed condition became True; failedReason
+	// and failedMessage are that condition's, the message cut to
+	// maxFailedMessage bytes (the run history keeps no more).
+	failedTime                  *metav1.Time
+	failedReason, failedMessage string
 	// recordOf is the CronJob a Job detached from it was made for, while
 	// it holds the run-record finalizer (job.RecordOf).
 	recordOf types.UID
@@ -113,9 +117,13 @@ func NewJob(j *batchv1.Job) *Job {
 	s.completedTime = j.Status.CompletionTime.DeepCopy()
 	if s.finished == batchv1.JobFailed {
 		for _, c := range j.Status.Conditions {
-			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			if c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue {
+				continue
+			}
+			if !c.LastTransitionTime.IsZero() {
 				s.failedTime = c.LastTransitionTime.DeepCopy()
 			}
+			s.failedReason, s.failedMessage = c.Reason, cut(c.Message, maxFailedMessage)
 		}
 	}
 	return s
@@ -140,6 +148,25 @@ func (s *Job) FinishTime() *metav1.Time {
 		return s.failedTime
 	}
 	return s.completedTime
+}
+
+// Failure is the reason and message of a failed Job's Failed condition,
+// the message cut to maxFailedMessage bytes; empty for other Jobs.
+func (s *Job) Failure() (reason, message string) { return s.failedReason, s.failedMessage }
+
+// maxFailedMessage is as much of a failed Job's message as the cache
+// keeps: what a run record holds (RunRecord.Message).
+const maxFailedMessage = 256
+
+// cut cuts s to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ScheduledAt is the time the Job ran for, from its scheduled-at

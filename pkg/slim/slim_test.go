@@ -4,8 +4,10 @@ import (
 	"errors"
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -249,6 +251,24 @@ func TestJobFinishTimeIsWhenItCompletedOrFailed(t *testing.T) {
 	}
 	if got := NewJob(running).FinishTime(); got != nil {
 		t.Errorf("a running Job's finish time = %v, want none", got)
+	}
+}
+
+// A failed Job keeps its Failed condition's reason and message, for the
+// run history, the message cut to what a run record holds.
+func TestFailedJobKeepsWhyItFailed(t *testing.T) {
+	cj := &cronv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: "ns", UID: "cj-uid"}}
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	failing := job.New(cj, at, time.UTC)
+	long := strings.Repeat("é", 200) // 400 bytes
+	failing.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
+		Reason: "BackoffLimitExceeded", Message: long, LastTransitionTime: metav1.NewTime(at)}}
+	reason, message := NewJob(failing).Failure()
+	if reason != "BackoffLimitExceeded" || len(message) != maxFailedMessage || !utf8.ValidString(message) || !strings.HasPrefix(long, message) {
+		t.Errorf("failure = %q, %q (%d bytes); want the reason and the message's first %d bytes, whole runes", reason, message, len(message), maxFailedMessage)
+	}
+	if reason, message := NewJob(job.New(cj, at, time.UTC)).Failure(); reason != "" || message != "" {
+		t.Errorf("a running Job's failure = %q, %q; want none", reason, message)
 	}
 }
 

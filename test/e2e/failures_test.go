@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,20 @@ func TestFailingCronJobPausesAndItsTrialResumesIt(t *testing.T) {
 	if ok, seen := eventHappens(t, ns, cj.Name, corev1.EventTypeWarning, planner.ReasonPaused); !ok {
 		t.Errorf("no Warning Event Paused: %s", seen)
 	}
+	// The run history holds the failures with their Jobs' reason, and
+	// kubectl shows the last result.
+	failed := 0
+	for _, r := range paused.Status.RecentRuns {
+		if r.Outcome == cronv1.OutcomeFailed && r.Reason == "DeadlineExceeded" && r.CompletionTime != nil {
+			failed++
+		}
+	}
+	if failed < 2 || paused.Status.LastFailureTime == nil {
+		t.Errorf("recentRuns %+v, lastFailureTime %v: want two failed runs (DeadlineExceeded) and the last failure's time", paused.Status.RecentRuns, paused.Status.LastFailureTime)
+	}
+	if out, err := kubectl("get", "cronjobs.batch.tutorial.kubebuilder.io", "-n", ns, cj.Name); err != nil || !strings.Contains(out, "Failed") {
+		t.Errorf("kubectl get shows no LAST RESULT Failed: %v\n%s", err, out)
+	}
 
 	var resumed *cronv1.CronJob
 	eventually(t, 60*time.Second, "resumed by the trial's success", func() (bool, string) {
@@ -67,6 +82,11 @@ func TestFailingCronJobPausesAndItsTrialResumesIt(t *testing.T) {
 	})
 	if fs := resumed.Status.FailureStreak; fs == nil || fs.Count != 0 || fs.PausedAt != nil || fs.TrialJob != "" {
 		t.Errorf("failureStreak after the trial's success: %+v", fs)
+	}
+	if !slices.ContainsFunc(resumed.Status.RecentRuns, func(r cronv1.RunRecord) bool {
+		return r.Trigger == cronv1.TriggerTrial && r.Outcome == cronv1.OutcomeSucceeded
+	}) {
+		t.Errorf("recentRuns %+v: want the trial, succeeded", resumed.Status.RecentRuns)
 	}
 	held := int64(0)
 	for _, m := range resumed.Status.MissedRuns {

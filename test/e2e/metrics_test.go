@@ -126,6 +126,7 @@ func wantSeries(cj *cronv1.CronJob) map[string]float64 {
 		"next_schedule_time":          cj.Status.NextScheduleTime,
 		"status_last_schedule_time":   cj.Status.LastScheduleTime,
 		"status_last_successful_time": cj.Status.LastSuccessfulTime,
+		"status_last_failure_time":    cj.Status.LastFailureTime,
 	} {
 		if t != nil {
 			want[name] = float64(t.Unix())

@@ -58,6 +58,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.MissedRunsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PreviousSchedule"):
 		return &batchv1.PreviousScheduleApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RunRecord"):
+		return &batchv1.RunRecordApplyConfiguration{}
 
 	}
 	return nil

@@ -259,7 +259,23 @@ type CronJobSpec struct {
 	// it did, as the built-in CronJob does.
 	// +optional
 	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// RunHistoryLimit is how many runs status.recentRuns keeps, newest
+	// first. The history outlives the runs' Jobs: the Jobs' history limits
+	// and TTLs prune Jobs, not it. From 1 to 50; 10 when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	// +kubebuilder:default=10
+	// +optional
+	RunHistoryLimit *int32 `json:"runHistoryLimit,omitempty"`
 }
+
+// DefaultRunHistoryLimit is spec.runHistoryLimit when unset (an object
+// stored before the field existed), and MaxRunHistoryLimit its bound.
+const (
+	DefaultRunHistoryLimit = 10
+	MaxRunHistoryLimit     = 50
+)
 
 // DefaultMaxResumeAfter is failurePolicy.maxResumeAfter when unset.
 const DefaultMaxResumeAfter = 24 * time.Hour
@@ -392,6 +408,22 @@ type CronJobStatus struct {
 	// +optional
 	MissedRuns []MissedRuns `json:"missedRuns,omitempty"`
 
+	// RecentRuns is the run history: the latest runs started, newest first
+	// (by scheduled time, a run-now by its start), at most
+	// spec.runHistoryLimit. Each run's outcome is entered once, keyed by
+	// its Job, when the controller first sees the Job finished; a stale
+	// cache or a lost status write can show the Job again but never enters
+	// its outcome twice. A full history drops its oldest entries; a run no
+	// newer than the oldest entry of a full history is not entered.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	RecentRuns []RunRecord `json:"recentRuns,omitempty"`
+
+	// LastFailureTime is when the most recent failed run's Job failed.
+	// +optional
+	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
+
 	// FailureStreak is what spec.failurePolicy keeps between syncs: the
 	// runs failed in a row and the pause they caused. Unset without
 	// spec.failurePolicy.
@@ -481,6 +513,74 @@ type FailureStreak struct {
 	LastResume string `json:"lastResume,omitempty"`
 }
 
+// RunTrigger says how a run started.
+type RunTrigger string
+
+const (
+	// TriggerScheduled: a scheduled run, started when due.
+	TriggerScheduled RunTrigger = "Scheduled"
+	// TriggerCatchUp: a scheduled run started after a later scheduled
+	// time had come (catchUpPolicy All making up missed runs).
+	TriggerCatchUp RunTrigger = "CatchUp"
+	// TriggerTrial: the trial run of spec.failurePolicy after a cool-down.
+	TriggerTrial RunTrigger = "Trial"
+	// TriggerRunNow: a run asked for with the run-now annotation.
+	TriggerRunNow RunTrigger = "RunNow"
+)
+
+// RunOutcome is what became of a run.
+type RunOutcome string
+
+const (
+	// OutcomeRunning: its Job has not finished.
+	OutcomeRunning RunOutcome = "Running"
+	// OutcomeSucceeded: its Job completed.
+	OutcomeSucceeded RunOutcome = "Succeeded"
+	// OutcomeFailed: its Job failed (its Failed condition True).
+	OutcomeFailed RunOutcome = "Failed"
+	// OutcomeUnknown: its Job went away (deleted, or detached from the
+	// CronJob) before the controller saw it finish.
+	OutcomeUnknown RunOutcome = "Unknown"
+)
+
+// RunRecord is one run in status.recentRuns.
+type RunRecord struct {
+	// JobName is the run's Job, the key of the record.
+	// +kubebuilder:validation:MaxLength=253
+	JobName string `json:"jobName"`
+
+	// Trigger is how the run started: Scheduled, CatchUp, Trial or RunNow.
+	Trigger RunTrigger `json:"trigger"`
+
+	// ScheduledTime is the time the run was due; unset for a run-now.
+	// +optional
+	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
+
+	// StartTime is when the run's Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the Job finished (completed, or failed).
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Outcome is Running, Succeeded, Failed, or Unknown when the Job went
+	// away before its outcome was seen.
+	Outcome RunOutcome `json:"outcome"`
+
+	// Reason is, for a failed run, the reason of its Job's Failed
+	// condition (BackoffLimitExceeded, DeadlineExceeded, ...).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message is, for a failed run, the message of its Job's Failed
+	// condition, cut to 256 bytes.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // PreviousSchedule is a schedule that was in force until the controller saw
 // it replaced.
 type PreviousSchedule struct {
@@ -523,6 +623,7 @@ type MissedRuns struct {
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Paused",type=string,JSONPath=`.status.conditions[?(@.type=="Paused")].status`
+// +kubebuilder:printcolumn:name="Last Result",type=string,JSONPath=`.status.recentRuns[?(@.outcome!="Running")].outcome`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Failed In A Row",type=integer,JSONPath=`.status.failureStreak.count`,priority=1
 // +kubebuilder:printcolumn:name="Calendars",type=string,JSONPath=`.spec.excludeCalendars`,priority=1

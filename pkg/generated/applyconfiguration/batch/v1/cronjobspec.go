@@ -98,6 +98,10 @@ type CronJobSpecApplyConfiguration struct {
 	// after a cool-down. Unset, every run starts whatever the runs before
 	// it did, as the built-in CronJob does.
 	FailurePolicy *FailurePolicyApplyConfiguration `json:"failurePolicy,omitempty"`
+	// RunHistoryLimit is how many runs status.recentRuns keeps, newest
+	// first. The history outlives the runs' Jobs: the Jobs' history limits
+	// and TTLs prune Jobs, not it. From 1 to 50; 10 when unset.
+	RunHistoryLimit *int32 `json:"runHistoryLimit,omitempty"`
 }
 
 // CronJobSpecApplyConfiguration constructs a declarative configuration of the CronJobSpec type for use with
@@ -227,5 +231,13 @@ func (b *CronJobSpecApplyConfiguration) WithExcludeCalendars(values ...string) *
 // If called multiple times, the FailurePolicy field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithFailurePolicy(value *FailurePolicyApplyConfiguration) *CronJobSpecApplyConfiguration {
 	b.FailurePolicy = value
+	return b
+}
+
+// WithRunHistoryLimit sets the RunHistoryLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunHistoryLimit field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithRunHistoryLimit(value int32) *CronJobSpecApplyConfiguration {
+	b.RunHistoryLimit = &value
 	return b
 }

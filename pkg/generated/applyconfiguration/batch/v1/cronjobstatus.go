@@ -72,6 +72,16 @@ type CronJobStatusApplyConfiguration struct {
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.
 	MissedRuns []MissedRunsApplyConfiguration `json:"missedRuns,omitempty"`
+	// RecentRuns is the run history: the latest runs started, newest first
+	// (by scheduled time, a run-now by its start), at most
+	// spec.runHistoryLimit. Each run's outcome is entered once, keyed by
+	// its Job, when the controller first sees the Job finished; a stale
+	// cache or a lost status write can show the Job again but never enters
+	// its outcome twice. A full history drops its oldest entries; a run no
+	// newer than the oldest entry of a full history is not entered.
+	RecentRuns []RunRecordApplyConfiguration `json:"recentRuns,omitempty"`
+	// LastFailureTime is when the most recent failed run's Job failed.
+	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
 	// FailureStreak is what spec.failurePolicy keeps between syncs: the
 	// runs failed in a row and the pause they caused. Unset without
 	// spec.failurePolicy.
@@ -202,6 +212,27 @@ func (b *CronJobStatusApplyConfiguration) WithMissedRuns(values ...*MissedRunsAp
 		}
 		b.MissedRuns = append(b.MissedRuns, *values[i])
 	}
+	return b
+}
+
+// WithRecentRuns adds the given value to the RecentRuns field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the RecentRuns field.
+func (b *CronJobStatusApplyConfiguration) WithRecentRuns(values ...*RunRecordApplyConfiguration) *CronJobStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithRecentRuns")
+		}
+		b.RecentRuns = append(b.RecentRuns, *values[i])
+	}
+	return b
+}
+
+// WithLastFailureTime sets the LastFailureTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastFailureTime field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithLastFailureTime(value metav1.Time) *CronJobStatusApplyConfiguration {
+	b.LastFailureTime = &value
 	return b
 }
 
