@@ -9,6 +9,9 @@
 //   - CEL rules copied from k8s.io/api that compare with oldSelf (the
 //     immutability of a running Job's fields) are removed from the template:
 //     a template is not a running Job, and users must be able to edit it;
+//   - descriptions are unwrapped: the line breaks of a Go comment inside a
+//     paragraph become spaces (paragraphs and list items keep theirs), so
+//     that `kubectl explain` wraps them to the terminal, not mid-sentence;
 //   - the root metadata schema declares name (a string, no constraint of
 //     its own), so that the root CEL rule on the name's length can point
 //     its error at metadata.name (fieldPath must name a property the schema
@@ -78,8 +81,50 @@ func tidy(raw []byte) ([]byte, error) {
 			return nil, fmt.Errorf("no metadata schema in version %v", lookup(v, "name"))
 		}
 		meta["properties"] = map[string]any{"name": map[string]any{"type": "string"}}
+		unwrapDescriptions(lookup(v, "schema", "openAPIV3Schema"))
 	}
 	return yaml.Marshal(crd)
+}
+
+// unwrapDescriptions unwraps every description in a schema (unwrap).
+func unwrapDescriptions(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if d, ok := v.(string); ok && k == "description" {
+				n[k] = unwrap(d)
+				continue
+			}
+			unwrapDescriptions(v)
+		}
+	case []any:
+		for _, v := range n {
+			unwrapDescriptions(v)
+		}
+	}
+}
+
+// unwrap joins the lines of each paragraph of a comment with spaces. A line
+// that starts a list item ("- ", "* ") or is indented starts a line of its
+// own, and blank lines still part paragraphs.
+func unwrap(text string) string {
+	paragraphs := strings.Split(text, "\n\n")
+	for i, p := range paragraphs {
+		lines := strings.Split(p, "\n")
+		var b strings.Builder
+		for j, l := range lines {
+			if j > 0 {
+				if strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "* ") || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") {
+					b.WriteString("\n")
+				} else {
+					b.WriteString(" ")
+				}
+			}
+			b.WriteString(l)
+		}
+		paragraphs[i] = b.String()
+	}
+	return strings.Join(paragraphs, "\n\n")
 }
 
 // tidyTemplate walks a schema node of the job template. The template's own

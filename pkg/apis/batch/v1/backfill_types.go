@@ -34,6 +34,7 @@ type BackfillSpec struct {
 	// schedule, time zone and Job template make the Jobs. The Backfill
 	// becomes owned by it: deleting the CronJob deletes the Backfill and
 	// the Jobs it created. It cannot be changed.
+	// At most 52 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=52
 	// +kubebuilder:validation:XValidation:rule=`self == oldSelf`,message=`cannot be changed`
@@ -56,6 +57,7 @@ type BackfillSpec struct {
 
 	// MaxConcurrent is how many Jobs of this Backfill may be active at once;
 	// the next time's Job is created when one finishes.
+	// From 1 to 100; 1 when unset.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=1
@@ -64,6 +66,7 @@ type BackfillSpec struct {
 
 	// Suspend pauses the Backfill: no new Job is created while it is true;
 	// Jobs already created run on.
+	// False when unset.
 	// +kubebuilder:default=false
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`

@@ -12,7 +12,7 @@ import (
 // wrong shape, which the first rule reports.
 
 // CalendarDate is a day, YYYY-MM-DD, read in the Calendar's time zone; the
-// API server refuses a day the month does not have.
+// API server refuses a day the month does not have. At most 64 characters.
 //
 // +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')`,message=`must be a date YYYY-MM-DD`
@@ -40,9 +40,11 @@ type CalendarTime string
 type CalendarRange struct {
 	// Start is the first day (YYYY-MM-DD) or time (YYYY-MM-DDTHH:MM[:SS])
 	// excluded.
+	// At most 64 characters.
 	Start CalendarTime `json:"start"`
 	// End is the last day excluded (YYYY-MM-DD), or the time the range ends
 	// (YYYY-MM-DDTHH:MM[:SS], not itself excluded).
+	// At most 64 characters.
 	End CalendarTime `json:"end"`
 }
 
@@ -55,6 +57,7 @@ type CalendarSpec struct {
 	// time zone. The API server refuses a name of the wrong shape; the
 	// controller reports one missing from its time zone database on the
 	// CronJobs that name the Calendar.
+	// At most 255 characters.
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:default=UTC
 	// +optional
@@ -64,6 +67,7 @@ type CalendarSpec struct {
 
 	// Dates are whole days (YYYY-MM-DD) when no run starts: from 00:00 of
 	// the day to 00:00 of the next, in timeZone.
+	// At most 1000 dates, each at most 64 characters.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
@@ -71,6 +75,7 @@ type CalendarSpec struct {
 
 	// Ranges are stretches of time when no run starts; see CalendarRange
 	// for how start and end are read.
+	// At most 200 ranges.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=200
 	// +optional

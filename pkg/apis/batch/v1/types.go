@@ -135,12 +135,16 @@ const MaxStartingDeadlineSeconds = 100 * 365 * 24 * 60 * 60
 // +kubebuilder:validation:XValidation:rule=`has(self.schedule) != has(self.schedules)`,message=`set exactly one of spec.schedule and spec.schedules`
 // +kubebuilder:validation:XValidation:rule=`!has(self.notBefore) || !has(self.notAfter) || timestamp(self.notBefore) < timestamp(self.notAfter)`,message=`spec.notBefore must be before spec.notAfter`
 type CronJobSpec struct {
-	// Schedule in cron format: five fields, a descriptor such as @hourly, or
-	// @every <duration>. Time zones go in timeZone, not in the schedule.
-	// The API server refuses a schedule the controller cannot parse (CEL
-	// rules from pkg/schedule's ScheduleValidations), except one that never
-	// fires, which the controller reports. Exactly one of schedule and
-	// schedules is set.
+	// Schedule in cron format: five fields (minute, hour, day of month,
+	// month, day of week), each a value, a range, a step or a list; a
+	// descriptor such as @hourly or @daily; or @every <duration>, at least
+	// 1s. H in a field stands for a value hashed from the CronJob's
+	// namespace and name, so a fleet spreads out: H * * * *, H H(0-7) * * *,
+	// H/15 * * * *. Time zones go in timeZone, not in the schedule. At most
+	// 1024 characters. kubectl apply refuses a schedule that cannot be read,
+	// with the field at fault; one that never fires (0 0 30 2 *) is accepted
+	// and reported in the ScheduleValid condition. Exactly one of schedule
+	// and schedules is set.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
@@ -155,6 +159,7 @@ type CronJobSpec struct {
 	// included, hashed from namespace/name as for schedule, so an entry's
 	// times do not depend on its place in the list), in timeZone; @every
 	// is refused here, since its times count from the last run.
+	// At most 10 entries.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
 	// +kubebuilder:validation:XValidation:rule=`self.all(s, !s.trim().startsWith('@every'))`,message=`@every cannot be one of several schedules (its times count from the last run); use spec.schedule`
@@ -183,7 +188,7 @@ type CronJobSpec struct {
 	// TimeZone is the IANA name of the zone the schedule is read in. When
 	// unset, the controller's local time zone is used. The API server
 	// refuses a name of the wrong shape; the controller reports one missing
-	// from its time zone database.
+	// from its time zone database. At most 255 characters.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	// +kubebuilder:validation:XValidation:rule=`self != '' && !self.matches('^(?i)local$')`,message=`must name an IANA time zone such as Europe/Berlin; leave spec.timeZone unset for the controller's local time`
@@ -214,6 +219,7 @@ type CronJobSpec struct {
 
 	// CatchUpLimit caps how many missed runs catchUpPolicy All starts: the
 	// most recent ones.
+	// From 1 to 100; 10 when unset.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=10
@@ -221,6 +227,7 @@ type CronJobSpec struct {
 	CatchUpLimit *int32 `json:"catchUpLimit,omitempty"`
 
 	// Suspend stops new runs; Jobs already started are left alone.
+	// False when unset.
 	// +kubebuilder:default=false
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
@@ -229,12 +236,14 @@ type CronJobSpec struct {
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
 
 	// SuccessfulJobsHistoryLimit is how many completed Jobs to keep.
+	// 3 when unset.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=3
 	// +optional
 	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
 
 	// FailedJobsHistoryLimit is how many failed Jobs to keep.
+	// 1 when unset.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=1
 	// +optional
@@ -247,6 +256,7 @@ type CronJobSpec struct {
 	// held: not started, counted under CalendarUnresolved, and not owed once
 	// the Calendar is there; the CalendarsResolved condition is False. The
 	// run-now annotation is not held by calendars.
+	// At most 16 names, each at most 253 characters.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=253
