@@ -327,6 +327,7 @@ func Decide(in Input) *Plan {
 	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all, records: records}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
+	defer p.noteReady()
 	// A limit lowered, or a history StaleDecision merged, is cut to size.
 	SortRuns(p.Status.RecentRuns)
 	p.trimHistory()
@@ -1235,6 +1236,11 @@ func (p *Plan) setCondition(conditionType string, status metav1.ConditionStatus,
 		ObservedGeneration: p.cj.Generation,
 		LastTransitionTime: metav1.NewTime(p.now),
 	})
+	if conditionType != cronv1.ConditionReady {
+		// Ready sums the others up: it follows each change, including
+		// those an outcome reported after Decide makes.
+		p.noteReady()
+	}
 	return news
 }
 

@@ -56,13 +56,13 @@ func TestArtifactsApplyAndPrint(t *testing.T) {
 		t.Fatalf("kubectl get: %v\n%s", err, out)
 	}
 	header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
-	want := []string{"NAME", "SCHEDULE", "SCHEDULES", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "NEXT", "SCHEDULE", "PAUSED", "LAST", "RESULT", "AGE"}
+	want := []string{"NAME", "SCHEDULE", "SCHEDULES", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "NEXT", "SCHEDULE", "PAUSED", "LAST", "RESULT", "READY", "AGE"}
 	if !slices.Equal(header, want) {
 		t.Errorf("kubectl get columns %q, want %q\n%s", header, want, out)
 	}
 	wide, err := kubectl("get", "cronjobs.batch.tutorial.kubebuilder.io", "-n", ns, "-o", "wide")
-	if err != nil || !strings.Contains(strings.SplitN(wide, "\n", 2)[0], "FAILED IN A ROW") {
-		t.Errorf("kubectl get -o wide lacks the column FAILED IN A ROW: %v\n%s", err, wide)
+	if err != nil || !strings.Contains(strings.SplitN(wide, "\n", 2)[0], "FAILED IN A ROW") || !strings.Contains(strings.SplitN(wide, "\n", 2)[0], "REASON") {
+		t.Errorf("kubectl get -o wide lacks the column FAILED IN A ROW or REASON: %v\n%s", err, wide)
 	}
 	if !strings.Contains(out, "*/1 * * * *") {
 		t.Errorf("kubectl get does not show the schedule:\n%s", out)

@@ -122,6 +122,15 @@ const (
 	// are not started, then or later (missedRuns counts them under
 	// CalendarUnresolved). Absent on a CronJob that names no Calendar.
 	ConditionCalendarsResolved = "CalendarsResolved"
+
+	// ConditionReady sums the others up: True (reason Scheduling) while the
+	// CronJob schedules its runs normally; False with the reason and message
+	// of what stops it: an invalid schedule or unknown time zone
+	// (InvalidSchedule, UnknownTimeZone), an unresolved Calendar
+	// (CalendarNotFound, CalendarInvalid), the window's end (Expired),
+	// spec.suspend (Suspended), or a pause after failures (FailureStreak,
+	// TrialRunning).
+	ConditionReady = "Ready"
 )
 
 // MaxStartingDeadlineSeconds is the largest spec.startingDeadlineSeconds the
@@ -630,11 +639,13 @@ type MissedRuns struct {
 // +kubebuilder:printcolumn:name="Timezone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
-// +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Last Schedule",type=string,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Paused",type=string,JSONPath=`.status.conditions[?(@.type=="Paused")].status`
 // +kubebuilder:printcolumn:name="Last Result",type=string,JSONPath=`.status.recentRuns[?(@.outcome!="Running")].outcome`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Failed In A Row",type=integer,JSONPath=`.status.failureStreak.count`,priority=1
 // +kubebuilder:printcolumn:name="Calendars",type=string,JSONPath=`.spec.excludeCalendars`,priority=1
 // +kubebuilder:printcolumn:name="Not Before",type=string,JSONPath=`.spec.notBefore`,priority=1
