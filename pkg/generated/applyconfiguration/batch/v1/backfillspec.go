@@ -31,6 +31,7 @@ type BackfillSpecApplyConfiguration struct {
 	// schedule, time zone and Job template make the Jobs. The Backfill
 	// becomes owned by it: deleting the CronJob deletes the Backfill and
 	// the Jobs it created. It cannot be changed.
+	// At most 52 characters.
 	CronJobName *string `json:"cronJobName,omitempty"`
 	// Start is the beginning of the range, included: the first time of the
 	// CronJob's schedule at or after it is the first backfilled. It cannot
@@ -45,9 +46,11 @@ type BackfillSpecApplyConfiguration struct {
 	End *metav1.Time `json:"end,omitempty"`
 	// MaxConcurrent is how many Jobs of this Backfill may be active at once;
 	// the next time's Job is created when one finishes.
+	// From 1 to 100; 1 when unset.
 	MaxConcurrent *int32 `json:"maxConcurrent,omitempty"`
 	// Suspend pauses the Backfill: no new Job is created while it is true;
 	// Jobs already created run on.
+	// False when unset.
 	Suspend *bool `json:"suspend,omitempty"`
 }
 

@@ -35,9 +35,11 @@ import (
 type CalendarRangeApplyConfiguration struct {
 	// Start is the first day (YYYY-MM-DD) or time (YYYY-MM-DDTHH:MM[:SS])
 	// excluded.
+	// At most 64 characters.
 	Start *batchv1.CalendarTime `json:"start,omitempty"`
 	// End is the last day excluded (YYYY-MM-DD), or the time the range ends
 	// (YYYY-MM-DDTHH:MM[:SS], not itself excluded).
+	// At most 64 characters.
 	End *batchv1.CalendarTime `json:"end,omitempty"`
 }
 

@@ -34,12 +34,15 @@ type CalendarSpecApplyConfiguration struct {
 	// time zone. The API server refuses a name of the wrong shape; the
 	// controller reports one missing from its time zone database on the
 	// CronJobs that name the Calendar.
+	// At most 255 characters.
 	TimeZone *string `json:"timeZone,omitempty"`
 	// Dates are whole days (YYYY-MM-DD) when no run starts: from 00:00 of
 	// the day to 00:00 of the next, in timeZone.
+	// At most 1000 dates, each at most 64 characters.
 	Dates []batchv1.CalendarDate `json:"dates,omitempty"`
 	// Ranges are stretches of time when no run starts; see CalendarRange
 	// for how start and end are read.
+	// At most 200 ranges.
 	Ranges []CalendarRangeApplyConfiguration `json:"ranges,omitempty"`
 }
 

@@ -29,12 +29,16 @@ import (
 //
 // CronJobSpec is what the user asks for: a Job template and when to run it.
 type CronJobSpecApplyConfiguration struct {
-	// Schedule in cron format: five fields, a descriptor such as @hourly, or
-	// @every <duration>. Time zones go in timeZone, not in the schedule.
-	// The API server refuses a schedule the controller cannot parse (CEL
-	// rules from pkg/schedule's ScheduleValidations), except one that never
-	// fires, which the controller reports. Exactly one of schedule and
-	// schedules is set.
+	// Schedule in cron format: five fields (minute, hour, day of month,
+	// month, day of week), each a value, a range, a step or a list; a
+	// descriptor such as @hourly or @daily; or @every <duration>, at least
+	// 1s. H in a field stands for a value hashed from the CronJob's
+	// namespace and name, so a fleet spreads out: H * * * *, H H(0-7) * * *,
+	// H/15 * * * *. Time zones go in timeZone, not in the schedule. At most
+	// 1024 characters. kubectl apply refuses a schedule that cannot be read,
+	// with the field at fault; one that never fires (0 0 30 2 *) is accepted
+	// and reported in the ScheduleValid condition. Exactly one of schedule
+	// and schedules is set.
 	Schedule *string `json:"schedule,omitempty"`
 	// Schedules, instead of schedule, runs the Job at every time any of
 	// them names: one Job per distinct time, so two entries naming the same
@@ -42,6 +46,7 @@ type CronJobSpecApplyConfiguration struct {
 	// included, hashed from namespace/name as for schedule, so an entry's
 	// times do not depend on its place in the list), in timeZone; @every
 	// is refused here, since its times count from the last run.
+	// At most 10 entries.
 	Schedules []batchv1.ScheduleEntry `json:"schedules,omitempty"`
 	// NotBefore, when set, is the first instant (RFC 3339, such as
 	// 2027-01-01T00:00:00Z; itself included) a scheduled run may be due:
@@ -60,7 +65,7 @@ type CronJobSpecApplyConfiguration struct {
 	// TimeZone is the IANA name of the zone the schedule is read in. When
 	// unset, the controller's local time zone is used. The API server
 	// refuses a name of the wrong shape; the controller reports one missing
-	// from its time zone database.
+	// from its time zone database. At most 255 characters.
 	TimeZone *string `json:"timeZone,omitempty"`
 	// StartingDeadlineSeconds is how late, in seconds, a run may still start.
 	// A run that could not start within it counts as missed. At most
@@ -76,14 +81,18 @@ type CronJobSpecApplyConfiguration struct {
 	CatchUpPolicy *batchv1.CatchUpPolicy `json:"catchUpPolicy,omitempty"`
 	// CatchUpLimit caps how many missed runs catchUpPolicy All starts: the
 	// most recent ones.
+	// From 1 to 100; 10 when unset.
 	CatchUpLimit *int32 `json:"catchUpLimit,omitempty"`
 	// Suspend stops new runs; Jobs already started are left alone.
+	// False when unset.
 	Suspend *bool `json:"suspend,omitempty"`
 	// JobTemplate is the Job created for every run.
 	JobTemplate *applyconfigurationsbatchv1.JobTemplateSpecApplyConfiguration `json:"jobTemplate,omitempty"`
 	// SuccessfulJobsHistoryLimit is how many completed Jobs to keep.
+	// 3 when unset.
 	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
 	// FailedJobsHistoryLimit is how many failed Jobs to keep.
+	// 1 when unset.
 	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
 	// ExcludeCalendars names Calendars (cluster-scoped) whose dates and
 	// ranges start no scheduled run of this CronJob: such a time is counted
@@ -92,6 +101,7 @@ type CronJobSpecApplyConfiguration struct {
 	// held: not started, counted under CalendarUnresolved, and not owed once
 	// the Calendar is there; the CalendarsResolved condition is False. The
 	// run-now annotation is not held by calendars.
+	// At most 16 names, each at most 253 characters.
 	ExcludeCalendars []string `json:"excludeCalendars,omitempty"`
 	// FailurePolicy, when set, pauses scheduled runs after a streak of
 	// failed runs and, with resumeAfter, tries one run again on its own
