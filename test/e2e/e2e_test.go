@@ -57,7 +57,7 @@ func TestArtifactsApplyAndPrint(t *testing.T) {
 		t.Fatalf("kubectl get: %v\n%s", err, out)
 	}
 	header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
-	want := []string{"NAME", "SCHEDULE", "SCHEDULES", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "NEXT", "SCHEDULE", "PAUSED", "LAST", "RESULT", "READY", "AGE"}
+	want := []string{"NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "NEXT", "SCHEDULE", "PAUSED", "LAST", "RESULT", "READY", "AGE"}
 	if !slices.Equal(header, want) {
 		t.Errorf("kubectl get columns %q, want %q\n%s", header, want, out)
 	}

@@ -634,8 +634,7 @@ type MissedRuns struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=cronjobs,singular=cronjob,scope=Namespaced,shortName=tcj,categories=all;tutorial
-// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
-// +kubebuilder:printcolumn:name="Schedules",type=string,JSONPath=`.spec.schedules`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec['schedule','schedules']`
 // +kubebuilder:printcolumn:name="Timezone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
