@@ -415,11 +415,13 @@ func (c *BackfillController) holdShard(ctx context.Context, key cache.ObjectName
 // owner reference first, then the creates in order, then one status write,
 // then the release of the Jobs that status records.
 //
-// A plan that creates is made again from the Backfill read live: the cache
-// may not show this process's last status write yet (or, after a
-// takeover, the old leader's), and a time that write recorded, whose Job
-// is already gone, would be created again. Jobs whose time is not yet
-// recorded cannot be gone: they hold backfill.Finalizer.
+// A plan that creates is made again from the Backfill and its CronJob read
+// live: the cache may not show this process's last status write yet (or,
+// after a takeover, the old leader's), and a time that write recorded,
+// whose Job is already gone, would be created again; nor may it show the
+// CronJob's run history recording a run whose Job was pruned since. Jobs
+// whose time is not yet recorded cannot be gone: they hold
+// backfill.Finalizer, and a CronJob's Jobs its run-record finalizer.
 func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 	if key == uncontrolledKey(key.Namespace) {
@@ -452,6 +454,18 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 			return nil // the cache is about to show the new one, which queues it
 		}
 		bf = live
+		// The CronJob too: its run history says which times already ran
+		// once their Jobs are gone, and a cache older than the status that
+		// recorded a run whose Job has since been pruned would show that
+		// time as never run.
+		liveCJ, err := c.client.BatchV1().CronJobs(key.Namespace).Get(ctx, bf.Spec.CronJobName, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil // its delete event queues the Backfill again
+		case err != nil:
+			return fmt.Errorf("reading cronjob %s/%s before creating Jobs of backfill %s: %w", key.Namespace, bf.Spec.CronJobName, key, err)
+		}
+		cj = liveCJ
 		if plan, err = c.decide(ctx, bf, cj); err != nil {
 			return err
 		}

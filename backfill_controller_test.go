@@ -29,6 +29,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
@@ -724,5 +725,27 @@ func TestBackfillRejectedJobIsNotRetried(t *testing.T) {
 	}
 	if f.sync(); len(f.createdJobs()) != 0 {
 		t.Errorf("the next sync tried again: %v", f.createdJobs())
+	}
+}
+
+// A time the CronJob ran, whose Job was pruned since, is not run again
+// when the CronJob cache is older than the status that recorded the run:
+// a sync that would create reads the CronJob live, and its run history
+// says the time ran.
+func TestBackfillReadsTheRunHistoryLiveBeforeCreating(t *testing.T) {
+	now := at(10 * time.Minute)
+	ran := at(-5 * time.Hour)
+	stale := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	live := stale.DeepCopy()
+	live.Status.RecentRuns = []cronv1.RunRecord{{JobName: job.Name(live.Name, ran), Trigger: cronv1.TriggerScheduled,
+		ScheduledTime: &metav1.Time{Time: ran}, Outcome: cronv1.OutcomeSucceeded}}
+	f := newBackfillFixture(t, now, live, newBackfill(ran, ran.Add(time.Hour), 1))
+	cacheCronJob(t, f.cronFactory, stale)
+	bf := f.sync()
+	if created := f.createdJobs(); len(created) != 0 {
+		t.Errorf("created %v: the run of %v, pruned, ran a second time", created, ran)
+	}
+	if bf.Status.Skipped != 1 || !meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete) {
+		t.Errorf("status %+v, want the time skipped as already run and the Backfill complete", bf.Status)
 	}
 }

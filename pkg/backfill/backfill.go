@@ -4,9 +4,14 @@
 // and reports each create's outcome back through the Plan's methods.
 //
 // The rules:
-//   - a Backfill's Jobs are named as the CronJob's scheduled runs are
-//     (job.Name): the name is the lock, so a time never gets two Jobs; a
-//     time whose name a Job already holds is skipped and counted;
+//   - a time already run (a Job holds its name, or the CronJob's run
+//     history records its run) is skipped, or run again under
+//     spec.rerunPolicy IfFailed (its run failed) or Always, once its run
+//     has finished;
+//   - a time never run gets a Job named as the CronJob's scheduled run
+//     (job.Name), one run again a Job named for the Backfill
+//     (job.RerunName): each name is a lock, so a time never run never gets
+//     two Jobs, and a Backfill runs a time again at most once;
 //   - a time is backfilled only once the CronJob is past it
 //     (planner.SettledUntil: its last started or missed run, or its
 //     creation). The CronJob's planner never starts such a time, so the
@@ -32,6 +37,8 @@ package backfill
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -62,6 +69,8 @@ const (
 	ReasonDeleting          = "Deleting"
 	ReasonWaitingForCronJob = "WaitingForCronJob"
 	ReasonRunning           = "Running"
+	ReasonAlreadyRun        = "AlreadyRun"
+	ReasonWaitingForRun     = "WaitingForEarlierRun"
 )
 
 // Finalizer keeps a Backfill's Job until the Backfill's stored status
@@ -132,6 +141,9 @@ type Plan struct {
 	bf   *cronv1.Backfill
 	now  time.Time
 	last time.Time // the newest time of the range; zero for none
+	// waiting says why the walk stopped at a time whose earlier run is
+	// still running; "" when it did not.
+	waiting string
 }
 
 // Decide plans what a sync of in.Backfill does at in.Now.
@@ -263,15 +275,17 @@ func (p *Plan) adoptUnrecorded(own []OwnJob, times map[time.Time]bool) {
 	}
 }
 
-// walk handles the times after lastHandledTime, oldest first: a time whose
-// name a Job holds is skipped (or, if the Job is this Backfill's, made
-// before a status write was lost, counted as created); the others are
-// created while the CronJob is past them and maxConcurrent allows. A time
+// walk handles the times after lastHandledTime, oldest first, as judge
+// decides each: a time already run is skipped (or run again, by the
+// policy); a Job of this Backfill's, made before a status write was lost,
+// is counted as created; the others are created while the CronJob is past
+// them and maxConcurrent allows. A time
 // with a Job after a planned create waits for the next sync, so
 // lastHandledTime only ever moves past times whose outcome is known.
 func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, times []time.Time) {
 	st := &p.Status
 	settled := planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)
+	policy := rerunPolicy(p.bf)
 	// At least one: a value below it (refused by the schema, stored past
 	// it) would hold every time back forever.
 	limit := max(int(ptr.Deref(p.bf.Spec.MaxConcurrent, 1)), 1)
@@ -307,19 +321,110 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 			p.exists(t, j, true)
 			continue
 		}
-		name := job.Name(cj.Name, t)
-		if j, found := in.Job(name); found {
-			if len(p.Creates) > 0 {
-				return
-			}
-			p.exists(t, j, ours(j, p.bf))
+		v := p.judge(in, cj, policy, t)
+		if v.create == "" && len(p.Creates) > 0 {
+			// Handled only after the planned creates are made, so
+			// lastHandledTime moves past times in order.
+			return
+		}
+		switch {
+		case v.exists != nil:
+			p.exists(t, v.exists, ours(v.exists, p.bf))
+			continue
+		case v.wait:
+			p.waiting = fmt.Sprintf("the run of %s (job %s) is still running: it runs again once that run has finished", formatTime(t), v.earlier)
+			return
+		case v.create == "":
+			p.alreadyRun(t, v.earlier, v.outcome, policy)
 			continue
 		}
 		if suspended || len(st.Active)+len(p.Creates)+runningAfter(strays, t) >= limit || t.After(settled) || t.After(in.Now) {
 			return
 		}
-		p.Creates = append(p.Creates, Create{Job: p.newJob(cj, sched, t), Time: t})
+		p.Creates = append(p.Creates, Create{Job: p.newJob(cj, sched, t, v.create), Time: t})
 	}
+}
+
+// verdict is what becomes of one time of the range.
+type verdict struct {
+	// exists is a Job that holds the time for this Backfill's purpose: its
+	// own (made before a status write was lost), or, under Never, any Job
+	// of the time's name.
+	exists Job
+	// earlier is the name of the time's run before this Backfill, and
+	// outcome that run's outcome; "" when the time never ran.
+	earlier string
+	outcome cronv1.RunOutcome
+	// wait: the earlier run is still running and is to run again once it
+	// has finished.
+	wait bool
+	// create is the name of the Job to create; "" for none.
+	create string
+}
+
+// judge decides the time t under policy. A run again is named for this
+// Backfill (job.RerunName), a first run as the scheduled run
+// (job.Name), so each is a lock: a Backfill's own Job is found again by its
+// name after a lost status write, and a time never run never gets two Jobs.
+func (p *Plan) judge(in Input, cj *cronv1.CronJob, policy cronv1.RerunPolicy, t time.Time) verdict {
+	name := job.Name(cj.Name, t)
+	if policy != cronv1.RerunNever {
+		if j, found := in.Job(job.RerunName(cj.Name, p.bf.UID, t)); found {
+			return verdict{exists: j}
+		}
+	}
+	earlier, found := in.Job(name)
+	if found && (policy == cronv1.RerunNever || ours(earlier, p.bf)) {
+		return verdict{exists: earlier}
+	}
+	v := verdict{earlier: name, outcome: ranAs(cj, name, earlier, found)}
+	switch {
+	case v.outcome == "":
+		v.create = name
+	case policy == cronv1.RerunNever:
+	case v.outcome == cronv1.OutcomeRunning:
+		// Run again only once the earlier run is over: two runs of one
+		// time at once would race for what the time's run writes.
+		v.wait = true
+	case policy == cronv1.RerunAlways || v.outcome == cronv1.OutcomeFailed:
+		v.create = job.RerunName(cj.Name, p.bf.UID, t)
+	}
+	return v
+}
+
+// ranAs is the outcome of the run the time of the Job name has already
+// had: as its Job shows it while the Job exists, else as the CronJob's run
+// history records it; "" when nothing shows the time ran.
+func ranAs(cj *cronv1.CronJob, name string, earlier Job, found bool) cronv1.RunOutcome {
+	if found {
+		switch {
+		case earlier.Finished() == batchv1.JobComplete:
+			return cronv1.OutcomeSucceeded
+		case earlier.Finished() == batchv1.JobFailed:
+			return cronv1.OutcomeFailed
+		case earlier.GetDeletionTimestamp() != nil:
+			return cronv1.OutcomeUnknown
+		}
+		return cronv1.OutcomeRunning
+	}
+	for _, r := range cj.Status.RecentRuns {
+		if r.JobName == name {
+			if r.Outcome == "" {
+				return cronv1.OutcomeUnknown
+			}
+			return r.Outcome
+		}
+	}
+	return ""
+}
+
+// alreadyRun records a time skipped because it ran (its Job is gone, or
+// finished under a policy that does not run it again).
+func (p *Plan) alreadyRun(t time.Time, name string, outcome cronv1.RunOutcome, policy cronv1.RerunPolicy) {
+	st := &p.Status
+	st.LastHandledTime = &metav1.Time{Time: t}
+	st.Skipped++
+	p.event(corev1.EventTypeNormal, ReasonAlreadyRun, "Skipped %s: it already ran (job %s, %s) and spec.rerunPolicy is %s", formatTime(t), name, outcome, policy)
 }
 
 // runningAfter counts the strays after t still running: not recorded yet
@@ -338,8 +443,9 @@ func runningAfter(strays map[time.Time]Job, t time.Time) int {
 // newJob is the CronJob's Job for t, as its planner would make it, but
 // controlled by the Backfill and holding Finalizer instead of the
 // CronJob's run-record finalizer.
-func (p *Plan) newJob(cj *cronv1.CronJob, sched *schedule.Schedule, t time.Time) *batchv1.Job {
+func (p *Plan) newJob(cj *cronv1.CronJob, sched *schedule.Schedule, t time.Time, name string) *batchv1.Job {
 	j := job.New(cj, t, sched.Location())
+	j.Name = name
 	j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(p.bf, backfillKind)}
 	j.Finalizers = []string{Finalizer}
 	if j.Labels == nil {
@@ -362,6 +468,9 @@ func (p *Plan) exists(t time.Time, j Job, ours bool) {
 		return
 	}
 	st.Created++
+	if !isScheduledName(j.GetName(), t) {
+		st.Rerun++
+	}
 	switch {
 	case j.Finished() == batchv1.JobComplete:
 		st.Succeeded++
@@ -375,6 +484,9 @@ func (p *Plan) exists(t time.Time, j Job, ours bool) {
 // Created reports c's Job made, as j.
 func (p *Plan) Created(c Create, j metav1.Object) {
 	p.Status.Created++
+	if !isScheduledName(c.Job.Name, c.Time) {
+		p.Status.Rerun++
+	}
 	p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
 	p.Status.Active = append(p.Status.Active, job.Ref(j))
 	p.event(corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job %s for %s", j.GetName(), formatTime(c.Time))
@@ -440,6 +552,8 @@ func (p *Plan) conclude(cj *cronv1.CronJob) {
 		p.incomplete(ReasonDeleting, "the Backfill is being deleted: no Job is created")
 	case ptr.Deref(p.bf.Spec.Suspend, false) && !done:
 		p.incomplete(ReasonSuspended, "spec.suspend is true: no Job is created")
+	case !done && len(p.Creates) == 0 && len(st.Active) == 0 && p.waiting != "":
+		p.incomplete(ReasonWaitingForRun, p.waiting)
 	case !done && len(p.Creates) == 0 && len(st.Active) == 0:
 		msg := fmt.Sprintf("waiting for CronJob %s to pass the next time of the range (it is settled until %s)",
 			cj.Name, formatTime(planner.SettledUntil(cj.CreationTimestamp.Time, &cj.Status)))
@@ -521,6 +635,21 @@ func activeHas(active []corev1.ObjectReference, uid types.UID) bool {
 		}
 	}
 	return false
+}
+
+// rerunPolicy is bf's policy; one stored before the field existed reads
+// as Never, its default, which is what Backfills did before it.
+func rerunPolicy(bf *cronv1.Backfill) cronv1.RerunPolicy {
+	if bf.Spec.RerunPolicy == "" {
+		return cronv1.RerunNever
+	}
+	return bf.Spec.RerunPolicy
+}
+
+// isScheduledName reports whether name is the scheduled run's name for t
+// (job.Name), not a run again's (job.RerunName).
+func isScheduledName(name string, t time.Time) bool {
+	return strings.HasSuffix(name, "-"+strconv.FormatInt(t.Unix(), 10))
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -93,6 +93,22 @@ func ManualName(cronJobName string, uid types.UID, after, value string, seq int6
 	return fmt.Sprintf("%s-m%09s", cronJobName, digits[max(0, len(digits)-9):])
 }
 
+// RerunName is the name of the Job a Backfill (backfillUID) makes to run
+// again the time t of the CronJob cronJobName, a time that has already
+// run under Name: "-b" and nine base-36 digits of a 64-bit hash of the two,
+// so the name is that Backfill's lock on that time, and a second Backfill
+// gets a lock of its own. Like ManualName's, it never collides with a
+// scheduled run's (digits only) and fits 63 characters after a
+// 52-character CronJob name.
+func RerunName(cronJobName string, backfillUID types.UID, t time.Time) string {
+	h := fnv.New64a()
+	h.Write([]byte(backfillUID))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatInt(t.Unix(), 10)))
+	digits := strconv.FormatUint(h.Sum64(), 36)
+	return fmt.Sprintf("%s-b%09s", cronJobName, digits[max(0, len(digits)-9):])
+}
+
 // NewManual builds the Job started by hand for request number seq, a
 // run-now value following the handled value after; key is the value as
 // status.lastRunNow keeps it.

@@ -172,9 +172,65 @@ func TestBackfillSuspendAndFuture(t *testing.T) {
 	}
 }
 
-// The API server refuses a Backfill with an empty range, no CronJob or
-// maxConcurrent below 1, and a change of its CronJob or range; each with a
-// one-line message naming the field.
+// spec.rerunPolicy on a real API server: a Backfill whose three runs fail;
+// a second, IfFailed, over the same range runs each again in a Job of its
+// own; a third, Never, runs none of them again. kubectl get -o wide shows
+// the policy and how many runs were runs again.
+func TestBackfillRerunsFailedTimesOnRequest(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	cj := createCronJob(t, cronJob(ns, "daily-load", "* * * * *", func(cj *cronv1.CronJob) {
+		cj.Spec.TimeZone = ptr.To("UTC")
+		cj.Spec.Suspend = ptr.To(true)
+		cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args = []string{"/bin/sh", "-c", "exit 1"}
+	}))
+	end := cj.CreationTimestamp.Truncate(time.Minute)
+	start := end.Add(-3 * time.Minute)
+	run := func(name string, policy cronv1.RerunPolicy) *cronv1.Backfill {
+		t.Helper()
+		bf, err := env.cron.BatchV1().Backfills(ns).Create(context.Background(), &cronv1.Backfill{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: cronv1.BackfillSpec{CronJobName: cj.Name, Start: metav1.NewTime(start), End: metav1.NewTime(end),
+				MaxConcurrent: ptr.To[int32](3), RerunPolicy: policy},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 90*time.Second, "Backfill "+name+" complete", func() (bool, string) {
+			if bf, err = env.cron.BatchV1().Backfills(ns).Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+				return false, err.Error()
+			}
+			return meta.IsStatusConditionTrue(bf.Status.Conditions, cronv1.ConditionBackfillComplete), fmt.Sprintf("status %+v", bf.Status)
+		})
+		return bf
+	}
+	if st := run("first", "").Status; st.Created != 3 || st.Failed != 3 || st.Rerun != 0 {
+		t.Fatalf("first Backfill: status %+v, want 3 created, 3 failed", st)
+	}
+	again := run("again", cronv1.RerunIfFailed)
+	if st := again.Status; st.Created != 3 || st.Rerun != 3 || st.Skipped != 0 {
+		t.Errorf("IfFailed Backfill: status %+v, want the 3 failed times run again", st)
+	}
+	for tm := start; tm.Before(end); tm = tm.Add(time.Minute) {
+		if _, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), job.RerunName(cj.Name, again.UID, tm), metav1.GetOptions{}); err != nil {
+			t.Errorf("no Job running %v again: %v", tm, err)
+		}
+	}
+	if st := run("never", cronv1.RerunNever).Status; st.Created != 0 || st.Skipped != 3 {
+		t.Errorf("Never Backfill: status %+v, want the 3 times skipped as already run", st)
+	}
+	out, err := kubectl("get", "backfills.batch.tutorial.kubebuilder.io", "-n", ns, "again", "-o", "wide")
+	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); err != nil || !slices.Contains(header, "POLICY") || !strings.Contains(out, "IfFailed") {
+		t.Errorf("kubectl get -o wide does not show the rerun policy: %v\n%s", err, out)
+	}
+	if n := len(listJobs(t, ns)); n != 6 {
+		t.Errorf("%d Jobs, want 6: 3 runs and 3 runs again", n)
+	}
+}
+
+// The API server refuses a Backfill with an empty range, no CronJob,
+// maxConcurrent below 1 or an unknown rerun policy, and a change of its
+// CronJob or rerun policy; each with a one-line message naming the field.
 func TestBackfillRefusals(t *testing.T) {
 	ns := newNamespace(t)
 	now := time.Now().Truncate(time.Minute)
@@ -193,6 +249,7 @@ func TestBackfillRefusals(t *testing.T) {
 		{"start after end", func(bf *cronv1.Backfill) { bf.Spec.Start = metav1.NewTime(now.Add(time.Hour)) }, "spec.start must be before spec.end"},
 		{"no CronJob", func(bf *cronv1.Backfill) { bf.Spec.CronJobName = "" }, "spec.cronJobName"},
 		{"maxConcurrent 0", func(bf *cronv1.Backfill) { bf.Spec.MaxConcurrent = ptr.To[int32](0) }, "spec.maxConcurrent"},
+		{"unknown rerun policy", func(bf *cronv1.Backfill) { bf.Spec.RerunPolicy = "OnFailure" }, `spec.rerunPolicy: Unsupported value: "OnFailure"`},
 	} {
 		bf := valid()
 		tc.edit(bf)
@@ -205,12 +262,18 @@ func TestBackfillRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ptr.Deref(created.Spec.MaxConcurrent, 0) != 1 || ptr.Deref(created.Spec.Suspend, true) {
-		t.Errorf("defaults: maxConcurrent %v, suspend %v; want 1, false", created.Spec.MaxConcurrent, created.Spec.Suspend)
+	if ptr.Deref(created.Spec.MaxConcurrent, 0) != 1 || ptr.Deref(created.Spec.Suspend, true) || created.Spec.RerunPolicy != cronv1.RerunNever {
+		t.Errorf("defaults: maxConcurrent %v, suspend %v, rerunPolicy %q; want 1, false, Never", created.Spec.MaxConcurrent, created.Spec.Suspend, created.Spec.RerunPolicy)
 	}
-	created.Spec.CronJobName = "other"
-	if _, err := env.cron.BatchV1().Backfills(ns).Update(context.Background(), created, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
-		t.Errorf("changing spec.cronJobName answered %v, want a refusal", err)
+	for field, edit := range map[string]func(*cronv1.Backfill){
+		"spec.cronJobName": func(bf *cronv1.Backfill) { bf.Spec.CronJobName = "other" },
+		"spec.rerunPolicy": func(bf *cronv1.Backfill) { bf.Spec.RerunPolicy = cronv1.RerunAlways },
+	} {
+		changed := created.DeepCopy()
+		edit(changed)
+		if _, err := env.cron.BatchV1().Backfills(ns).Update(context.Background(), changed, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), field+": Invalid value") || !strings.Contains(err.Error(), "cannot be changed") {
+			t.Errorf("changing %s answered %v, want a refusal", field, err)
+		}
 	}
 }
 

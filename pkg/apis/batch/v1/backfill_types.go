@@ -26,6 +26,22 @@ const (
 // cluster with Jobs.
 const MaxBackfillTimes = 1000
 
+// RerunPolicy says what a Backfill does with a time of its range the
+// CronJob (or another Backfill) has already run.
+// +kubebuilder:validation:Enum=Never;IfFailed;Always
+type RerunPolicy string
+
+const (
+	// RerunNever creates only the times never run: a time whose name a
+	// Job holds, or whose run the CronJob's run history records, is
+	// skipped.
+	RerunNever RerunPolicy = "Never"
+	// RerunIfFailed also runs again the times whose run failed.
+	RerunIfFailed RerunPolicy = "IfFailed"
+	// RerunAlways runs every time of the range, those already run again.
+	RerunAlways RerunPolicy = "Always"
+)
+
 // BackfillSpec names a CronJob and the time range whose runs to create.
 //
 // +kubebuilder:validation:XValidation:rule=`self.start < self.end`,message=`spec.start must be before spec.end`
@@ -64,6 +80,21 @@ type BackfillSpec struct {
 	// +optional
 	MaxConcurrent *int32 `json:"maxConcurrent,omitempty"`
 
+	// RerunPolicy says what becomes of a time of the range that has already
+	// run: Never runs only the times never run (a time whose Job still
+	// exists, or whose run the CronJob's run history records, is skipped);
+	// IfFailed also runs again the times whose run failed; Always runs
+	// every time of the range again. A time run again gets a Job of its
+	// own, named for this Backfill, once its earlier run has finished. A
+	// time whose Job is gone and which the CronJob's run history no longer
+	// holds cannot be told from one never run, and is created. It cannot
+	// be changed.
+	// Never when unset.
+	// +kubebuilder:default=Never
+	// +kubebuilder:validation:XValidation:rule=`self == oldSelf`,message=`cannot be changed`
+	// +optional
+	RerunPolicy RerunPolicy `json:"rerunPolicy,omitempty"`
+
 	// Suspend pauses the Backfill: no new Job is created while it is true;
 	// Jobs already created run on.
 	// False when unset.
@@ -80,11 +111,17 @@ type BackfillStatus struct {
 	// Created is how many Jobs this Backfill created.
 	// +optional
 	Created int32 `json:"created"`
-	// Skipped is how many times of the range already had a Job (a
-	// scheduled run of the CronJob, or a Job of another Backfill) and got
-	// none from this one.
+	// Skipped is how many times of the range got no Job from this one:
+	// they had already run (a Job of the CronJob or of another Backfill
+	// holds the time's name, or the CronJob's run history records its run)
+	// and the rerun policy does not run them again, or the API server
+	// refused their Job.
 	// +optional
 	Skipped int32 `json:"skipped"`
+	// Rerun is how many of the created Jobs ran again a time that had
+	// already run (rerunPolicy IfFailed or Always).
+	// +optional
+	Rerun int32 `json:"rerun,omitempty"`
 	// Succeeded is how many of the created Jobs completed.
 	// +optional
 	Succeeded int32 `json:"succeeded"`
@@ -125,6 +162,8 @@ type BackfillStatus struct {
 // +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.total`
 // +kubebuilder:printcolumn:name="Created",type=integer,JSONPath=`.status.created`
 // +kubebuilder:printcolumn:name="Skipped",type=integer,JSONPath=`.status.skipped`
+// +kubebuilder:printcolumn:name="Rerun Policy",type=string,JSONPath=`.spec.rerunPolicy`,priority=1
+// +kubebuilder:printcolumn:name="Rerun",type=integer,JSONPath=`.status.rerun`,priority=1
 // +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
 // +kubebuilder:printcolumn:name="Complete",type=string,JSONPath=`.status.conditions[?(@.type=="Complete")].status`

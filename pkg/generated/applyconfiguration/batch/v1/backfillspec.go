@@ -19,6 +19,7 @@ limitations under the License.
 package v1
 
 import (
+	batchv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -48,6 +49,17 @@ type BackfillSpecApplyConfiguration struct {
 	// the next time's Job is created when one finishes.
 	// From 1 to 100; 1 when unset.
 	MaxConcurrent *int32 `json:"maxConcurrent,omitempty"`
+	// RerunPolicy says what becomes of a time of the range that has already
+	// run: Never runs only the times never run (a time whose Job still
+	// exists, or whose run the CronJob's run history records, is skipped);
+	// IfFailed also runs again the times whose run failed; Always runs
+	// every time of the range again. A time run again gets a Job of its
+	// own, named for this Backfill, once its earlier run has finished. A
+	// time whose Job is gone and which the CronJob's run history no longer
+	// holds cannot be told from one never run, and is created. It cannot
+	// be changed.
+	// Never when unset.
+	RerunPolicy *batchv1.RerunPolicy `json:"rerunPolicy,omitempty"`
 	// Suspend pauses the Backfill: no new Job is created while it is true;
 	// Jobs already created run on.
 	// False when unset.
@@ -89,6 +101,14 @@ func (b *BackfillSpecApplyConfiguration) WithEnd(value metav1.Time) *BackfillSpe
 // If called multiple times, the MaxConcurrent field is set to the value of the last call.
 func (b *BackfillSpecApplyConfiguration) WithMaxConcurrent(value int32) *BackfillSpecApplyConfiguration {
 	b.MaxConcurrent = &value
+	return b
+}
+
+// WithRerunPolicy sets the RerunPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RerunPolicy field is set to the value of the last call.
+func (b *BackfillSpecApplyConfiguration) WithRerunPolicy(value batchv1.RerunPolicy) *BackfillSpecApplyConfiguration {
+	b.RerunPolicy = &value
 	return b
 }
 

@@ -33,10 +33,15 @@ type BackfillStatusApplyConfiguration struct {
 	Total *int32 `json:"total,omitempty"`
 	// Created is how many Jobs this Backfill created.
 	Created *int32 `json:"created,omitempty"`
-	// Skipped is how many times of the range already had a Job (a
-	// scheduled run of the CronJob, or a Job of another Backfill) and got
-	// none from this one.
+	// Skipped is how many times of the range got no Job from this one:
+	// they had already run (a Job of the CronJob or of another Backfill
+	// holds the time's name, or the CronJob's run history records its run)
+	// and the rerun policy does not run them again, or the API server
+	// refused their Job.
 	Skipped *int32 `json:"skipped,omitempty"`
+	// Rerun is how many of the created Jobs ran again a time that had
+	// already run (rerunPolicy IfFailed or Always).
+	Rerun *int32 `json:"rerun,omitempty"`
 	// Succeeded is how many of the created Jobs completed.
 	Succeeded *int32 `json:"succeeded,omitempty"`
 	// Failed is how many of the created Jobs failed, or were deleted before
@@ -81,6 +86,14 @@ func (b *BackfillStatusApplyConfiguration) WithCreated(value int32) *BackfillSta
 // If called multiple times, the Skipped field is set to the value of the last call.
 func (b *BackfillStatusApplyConfiguration) WithSkipped(value int32) *BackfillStatusApplyConfiguration {
 	b.Skipped = &value
+	return b
+}
+
+// WithRerun sets the Rerun field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Rerun field is set to the value of the last call.
+func (b *BackfillStatusApplyConfiguration) WithRerun(value int32) *BackfillStatusApplyConfiguration {
+	b.Rerun = &value
 	return b
 }
 
