@@ -45,7 +45,7 @@ var (
 	// MissedSchedules counts runs that did not start, by reason.
 	MissedSchedules = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "missed_schedules_total",
-		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded, CalendarUnresolved or Paused (as in status.missedRuns).",
+		Help: "Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded, CalendarUnresolved, Paused, SuspendedUntil or Skipped (as in status.missedRuns).",
 	}, []string{"reason"})
 	// SyncErrors counts syncs that failed and were retried.
 	SyncErrors = prometheus.NewCounter(prometheus.CounterOpts{
@@ -92,7 +92,7 @@ var DeleteReasons = []string{string(planner.DeleteHistory), string(planner.Delet
 // status.missedRuns.
 var MissedReasons = []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded,
 	cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
-	cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused}
+	cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused, cronv1.MissedSuspendedUntil, cronv1.MissedSkipped}
 
 var registerOnce sync.Once
 

@@ -60,7 +60,7 @@ func TestReasonCountersStartAtZero(t *testing.T) {
 # TYPE cronjob_controller_jobs_deleted_total counter
 cronjob_controller_jobs_deleted_total{reason="history"} 0
 cronjob_controller_jobs_deleted_total{reason="replace"} 0
-# HELP cronjob_controller_missed_schedules_total Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded, CalendarUnresolved or Paused (as in status.missedRuns).
+# HELP cronjob_controller_missed_schedules_total Scheduled runs that were not started, by reason: DeadlineExceeded, ConcurrencyForbidden, Superseded, NameTaken, JobRejected, ScheduleChanged, Excluded, CalendarUnresolved, Paused, SuspendedUntil or Skipped (as in status.missedRuns).
 # TYPE cronjob_controller_missed_schedules_total counter
 cronjob_controller_missed_schedules_total{reason="CalendarUnresolved"} 0
 cronjob_controller_missed_schedules_total{reason="ConcurrencyForbidden"} 0
@@ -70,7 +70,9 @@ cronjob_controller_missed_schedules_total{reason="JobRejected"} 0
 cronjob_controller_missed_schedules_total{reason="NameTaken"} 0
 cronjob_controller_missed_schedules_total{reason="Paused"} 0
 cronjob_controller_missed_schedules_total{reason="ScheduleChanged"} 0
+cronjob_controller_missed_schedules_total{reason="Skipped"} 0
 cronjob_controller_missed_schedules_total{reason="Superseded"} 0
+cronjob_controller_missed_schedules_total{reason="SuspendedUntil"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"cronjob_controller_jobs_deleted_total", "cronjob_controller_missed_schedules_total"); err != nil {

@@ -31,6 +31,9 @@ const (
 	ReasonCalendarInvalid = "CalendarInvalid"
 
 	reasonCalendarsResolved = "Resolved"
+
+	// ReasonRunSkipped (Normal): spec.skipTimes names a due run's time.
+	ReasonRunSkipped = "RunSkipped"
 )
 
 // dayLayout and the time layouts are the forms a Calendar's dates and
@@ -218,14 +221,18 @@ func (p *Plan) resolveCalendars(found map[string]*cronv1.Calendar, parsed *Calen
 // stays owed is never passed over by a count that settles the time after
 // it.
 func (p *Plan) holdRuns(runs []time.Time) []time.Time {
-	if p.excl == nil && !p.holding() {
+	if p.excl == nil && !p.holding() && !p.specHolds() {
 		return runs
 	}
 	kept := runs[:0:0]
 	for _, t := range runs {
 		reason, cal := p.excl.hold(t)
 		if reason == "" {
-			// A Calendar's exclusion wins: the time is no run at all.
+			reason = p.specHold(t)
+		}
+		if reason == "" {
+			// A Calendar's exclusion, a suspendUntil or a skip wins: the
+			// time is no run at all, so no trial either.
 			reason = p.pauseHold(t)
 		}
 		if reason != "" {
@@ -261,8 +268,11 @@ func (p *Plan) countHeld(until time.Time) {
 			continue
 		}
 		switch h.reason {
-		case cronv1.MissedPaused:
-			// The Paused condition says why; the count is the record.
+		case cronv1.MissedPaused, cronv1.MissedSuspendedUntil:
+			// The Paused or Ready condition says why; the count is the
+			// record.
+		case cronv1.MissedSkipped:
+			p.event(corev1.EventTypeNormal, ReasonRunSkipped, "Not starting the run of %s: spec.skipTimes skips it", formatTime(h.at))
 		case cronv1.MissedExcluded:
 			p.event(corev1.EventTypeNormal, ReasonRunExcluded, "Not starting the run of %s: Calendar %s excludes it", formatTime(h.at), quote(h.calendar))
 		default:
@@ -291,11 +301,14 @@ func (p *Plan) reportedScheduled(c Create) {
 // olderHold sorts the runs older walks past: a held one counts for its
 // hold reason, whatever its deadline.
 func (p *Plan) olderHold() func(time.Time) string {
-	if p.excl == nil && !p.holding() {
+	if p.excl == nil && !p.holding() && !p.specHolds() {
 		return nil
 	}
 	return func(t time.Time) string {
 		if reason, _ := p.excl.hold(t); reason != "" {
+			return reason
+		}
+		if reason := p.specHold(t); reason != "" {
 			return reason
 		}
 		// Never the trial: that is one of the runs considered. A run due

@@ -877,6 +877,11 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	if !due.Next.IsZero() {
 		p.requeueBy(due.Next)
 	}
+	if p.suspendedUntil() {
+		// Ready turns True when the suspension ends, even with no run due
+		// then.
+		p.requeueBy(p.cj.Spec.SuspendUntil.Time)
+	}
 	if due.Time.IsZero() {
 		return
 	}
@@ -1253,6 +1258,9 @@ func (p *Plan) noteNext() {
 	next := p.dueNext
 	if p.paused() {
 		next = p.pausedNext(p.sched, p.base, next)
+	}
+	if !next.IsZero() && p.specHolds() {
+		next = p.unheldFrom(p.sched, next)
 	}
 	p.Status.NextScheduleTime = timeOrNil(next)
 }

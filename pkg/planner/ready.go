@@ -21,7 +21,8 @@ const (
 // CronJob that will not run shows it in kubectl get: True while it
 // schedules normally; False, with the reason and message of what stops it,
 // in the order a user would mend them: the schedule or time zone, a
-// Calendar, the active window, suspend, then a pause after failures.
+// Calendar, the active window, suspend, suspendUntil, then a pause after
+// failures.
 func (p *Plan) noteReady() {
 	if p.cj.DeletionTimestamp != nil {
 		return
@@ -51,6 +52,9 @@ func (p *Plan) noteReady() {
 		p.setCondition(cronv1.ConditionReady, metav1.ConditionFalse, c.Reason, c.Message)
 	case ptr.Deref(p.cj.Spec.Suspend, false):
 		p.setCondition(cronv1.ConditionReady, metav1.ConditionFalse, ReasonSuspended, "spec.suspend holds every scheduled run")
+	case p.suspendedUntil():
+		p.setCondition(cronv1.ConditionReady, metav1.ConditionFalse, ReasonSuspendedUntil,
+			"spec.suspendUntil holds every scheduled run due before "+formatTime(p.cj.Spec.SuspendUntil.Time))
 	case blocking(cronv1.ConditionPaused, metav1.ConditionTrue) != nil:
 		c = blocking(cronv1.ConditionPaused, metav1.ConditionTrue)
 		p.setCondition(cronv1.ConditionReady, metav1.ConditionFalse, c.Reason, c.Message)

@@ -217,6 +217,49 @@ func TestSuspendAndResume(t *testing.T) {
 	})
 }
 
+// spec.suspendUntil on a real API server: the runs due before it are held
+// and counted, Ready says why meanwhile, and the CronJob runs by itself
+// afterwards; spec.skipTimes is stored as written.
+func TestSuspendUntilEndsByItself(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	until := time.Now().Add(8 * time.Second).Truncate(time.Second)
+	skip := metav1.NewTime(until.Add(time.Hour))
+	cj := createCronJob(t, cronJob(ns, "later", "@every 2s", func(cj *cronv1.CronJob) {
+		cj.Spec.SuspendUntil = &metav1.Time{Time: until}
+		cj.Spec.SkipTimes = []metav1.Time{skip}
+	}))
+	if len(cj.Spec.SkipTimes) != 1 || !cj.Spec.SkipTimes[0].Equal(&skip) {
+		t.Errorf("skipTimes stored as %v, want [%v]", cj.Spec.SkipTimes, skip)
+	}
+	eventually(t, 10*time.Second, "Ready False while suspended", func() (bool, string) {
+		c := meta.FindStatusCondition(getCronJob(t, ns, cj.Name).Status.Conditions, cronv1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "SuspendedUntil", fmt.Sprintf("Ready %+v", c)
+	})
+	eventually(t, 30*time.Second, "two runs after the suspension", func() (bool, string) {
+		n := len(jobsOf(t, ns, cj))
+		return n >= 2, fmt.Sprintf("%d Jobs", n)
+	})
+	for _, j := range jobsOf(t, ns, cj) {
+		if at, ok := job.ScheduledAt(&j); !ok || at.Before(until) {
+			t.Errorf("Job %s scheduled at %v, before suspendUntil %v", j.Name, at, until)
+		}
+	}
+	cur := getCronJob(t, ns, cj.Name)
+	var held int64
+	for _, m := range cur.Status.MissedRuns {
+		if m.Reason == cronv1.MissedSuspendedUntil {
+			held = m.Count
+		}
+	}
+	if held < 1 {
+		t.Errorf("missedRuns %+v, want the runs due before %v counted SuspendedUntil", cur.Status.MissedRuns, until)
+	}
+	if !meta.IsStatusConditionTrue(cur.Status.Conditions, cronv1.ConditionReady) {
+		t.Errorf("Ready %+v after the suspension, want True", meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionReady))
+	}
+}
+
 // 4b. A run later than startingDeadlineSeconds is skipped with an Event;
 // without a deadline the same late run starts.
 func TestStartingDeadlineSkipsLateRun(t *testing.T) {

@@ -241,6 +241,24 @@ type CronJobSpec struct {
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 
+	// SuspendUntil holds every scheduled run due before it, and from then on
+	// the CronJob schedules by itself again: a suspend that ends on its own.
+	// The runs held are counted in status.missedRuns under SuspendedUntil
+	// and are never started later; a run-now still starts. An RFC 3339
+	// time; a time past holds nothing.
+	// +optional
+	SuspendUntil *metav1.Time `json:"suspendUntil,omitempty"`
+
+	// SkipTimes are scheduled times whose runs are skipped: a run due at one
+	// of them (the same instant, in any zone offset) is not started, and is
+	// counted in status.missedRuns under Skipped. A time that is not one of
+	// the schedule's skips nothing; times past are ignored. RFC 3339 times,
+	// at most 20.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	SkipTimes []metav1.Time `json:"skipTimes,omitempty"`
+
 	// JobTemplate is the Job created for every run.
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
 
@@ -484,6 +502,11 @@ const (
 	// exist or could not be read when the run was due, so it was held: not
 	// started, and not owed once the Calendar is there.
 	MissedCalendarUnresolved = "CalendarUnresolved"
+	// MissedSuspendedUntil: the run was due before spec.suspendUntil. Not a
+	// failure.
+	MissedSuspendedUntil = "SuspendedUntil"
+	// MissedSkipped: spec.skipTimes named the run's time. Not a failure.
+	MissedSkipped = "Skipped"
 )
 
 // FailureStreak is the state of spec.failurePolicy's breaker. A run's
@@ -619,7 +642,7 @@ type PreviousSchedule struct {
 type MissedRuns struct {
 	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
 	// NameTaken, JobRejected, ScheduleChanged, Excluded,
-	// CalendarUnresolved or Paused.
+	// CalendarUnresolved, Paused, SuspendedUntil or Skipped.
 	Reason string `json:"reason"`
 	// Count is how many runs were missed for this reason.
 	Count int64 `json:"count"`

@@ -347,6 +347,17 @@ func (in *CronJobSpec) DeepCopyInto(out *CronJobSpec) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.SuspendUntil != nil {
+		in, out := &in.SuspendUntil, &out.SuspendUntil
+		*out = (*in).DeepCopy()
+	}
+	if in.SkipTimes != nil {
+		in, out := &in.SkipTimes, &out.SkipTimes
+		*out = make([]metav1.Time, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	in.JobTemplate.DeepCopyInto(&out.JobTemplate)
 	if in.SuccessfulJobsHistoryLimit != nil {
 		in, out := &in.SuccessfulJobsHistoryLimit, &out.SuccessfulJobsHistoryLimit

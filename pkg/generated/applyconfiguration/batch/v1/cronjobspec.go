@@ -86,6 +86,18 @@ type CronJobSpecApplyConfiguration struct {
 	// Suspend stops new runs; Jobs already started are left alone.
 	// False when unset.
 	Suspend *bool `json:"suspend,omitempty"`
+	// SuspendUntil holds every scheduled run due before it, and from then on
+	// the CronJob schedules by itself again: a suspend that ends on its own.
+	// The runs held are counted in status.missedRuns under SuspendedUntil
+	// and are never started later; a run-now still starts. An RFC 3339
+	// time; a time past holds nothing.
+	SuspendUntil *metav1.Time `json:"suspendUntil,omitempty"`
+	// SkipTimes are scheduled times whose runs are skipped: a run due at one
+	// of them (the same instant, in any zone offset) is not started, and is
+	// counted in status.missedRuns under Skipped. A time that is not one of
+	// the schedule's skips nothing; times past are ignored. RFC 3339 times,
+	// at most 20.
+	SkipTimes []metav1.Time `json:"skipTimes,omitempty"`
 	// JobTemplate is the Job created for every run.
 	JobTemplate *applyconfigurationsbatchv1.JobTemplateSpecApplyConfiguration `json:"jobTemplate,omitempty"`
 	// SuccessfulJobsHistoryLimit is how many completed Jobs to keep.
@@ -199,6 +211,24 @@ func (b *CronJobSpecApplyConfiguration) WithCatchUpLimit(value int32) *CronJobSp
 // If called multiple times, the Suspend field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithSuspend(value bool) *CronJobSpecApplyConfiguration {
 	b.Suspend = &value
+	return b
+}
+
+// WithSuspendUntil sets the SuspendUntil field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SuspendUntil field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithSuspendUntil(value metav1.Time) *CronJobSpecApplyConfiguration {
+	b.SuspendUntil = &value
+	return b
+}
+
+// WithSkipTimes adds the given value to the SkipTimes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the SkipTimes field.
+func (b *CronJobSpecApplyConfiguration) WithSkipTimes(values ...metav1.Time) *CronJobSpecApplyConfiguration {
+	for i := range values {
+		b.SkipTimes = append(b.SkipTimes, values[i])
+	}
 	return b
 }
 

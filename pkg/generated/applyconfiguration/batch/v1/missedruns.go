@@ -29,7 +29,7 @@ import (
 type MissedRunsApplyConfiguration struct {
 	// Reason is DeadlineExceeded, ConcurrencyForbidden, Superseded,
 	// NameTaken, JobRejected, ScheduleChanged, Excluded,
-	// CalendarUnresolved or Paused.
+	// CalendarUnresolved, Paused, SuspendedUntil or Skipped.
 	Reason *string `json:"reason,omitempty"`
 	// Count is how many runs were missed for this reason.
 	Count *int64 `json:"count,omitempty"`
