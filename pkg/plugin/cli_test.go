@@ -276,9 +276,10 @@ func TestCompletionBashIsAScript(t *testing.T) {
 	}
 }
 
-func TestCompletionZshAndFishAreScripts(t *testing.T) {
+func TestCompletionZshFishAndPowershellAreScripts(t *testing.T) {
 	f := newFakes(nil)
-	for shell, want := range map[string]string{"zsh": "#compdef kubectl-cronjob", "fish": "complete -c kubectl-cronjob"} {
+	for shell, want := range map[string]string{"zsh": "#compdef kubectl-cronjob", "fish": "complete -c kubectl-cronjob",
+		"powershell": "Register-ArgumentCompleter -CommandName 'kubectl-cronjob'"} {
 		if code, stdout, _, _ := f.cli(t, "completion", shell); code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "__complete") {
 			t.Errorf("completion %s: exit %d, printed\n%.300s", shell, code, stdout)
 		}
