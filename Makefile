@@ -28,12 +28,13 @@ LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$
 
 all: build
 
-## build: the controller binary and the kubectl plugin (kubectl-cronjob), in
-## _output/bin, stamped with VERSION. Put the plugin on PATH to run it as
-## `kubectl cronjob`.
+## build: the controller binary and the kubectl plugin (kubectl-cronjob, with
+## its completion helper kubectl_complete-cronjob), in _output/bin, stamped
+## with VERSION. Put the two plugin files on PATH to run it as `kubectl cronjob`.
 build:
 	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_BIN)/cronjob-controller .
 	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_BIN)/kubectl-cronjob ./cmd/kubectl-cronjob
+	go build -o $(OUTPUT_BIN)/kubectl_complete-cronjob ./cmd/kubectl_complete-cronjob
 
 IMAGE          ?= cronjob-controller:latest
 IMAGE_PLATFORM ?= linux/$(shell go env GOARCH)

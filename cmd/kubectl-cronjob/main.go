@@ -1,6 +1,7 @@
 // Command kubectl-cronjob is a kubectl plugin for the CronJobs of
 // batch.tutorial.kubebuilder.io/v1: on PATH, it runs as kubectl cronjob
-// run|next|suspend|resume|history NAME. The commands live in pkg/plugin.
+// list|run|next|suspend|resume|history|completion|version. The commands
+// live in pkg/plugin.
 package main
 
 import (

@@ -334,6 +334,15 @@ func zipArchive(files map[string]string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// KrewCaveats is what krew prints after installing the plugin: how to
+// complete kubectl cronjob's command lines.
+const KrewCaveats = `For kubectl cronjob <TAB> (kubectl 1.26 and later), put an executable
+kubectl_complete-cronjob on your PATH that runs:
+
+  #!/bin/sh
+  exec kubectl-cronjob __complete "$@"
+`
+
 // KrewManifest is the plugin's krew manifest (krew.googlecontainertools.github.com/v1alpha2
 // Plugin, named cronjob so that krew installs it as kubectl cronjob).
 func KrewManifest(version string, platforms []krewPlatform) ([]byte, error) {
@@ -360,11 +369,16 @@ func KrewManifest(version string, platforms []krewPlatform) ([]byte, error) {
 		"spec": map[string]any{
 			"version":          version,
 			"homepage":         "https://github.com/cronjob-controller/cronjob-controller",
-			"shortDescription": "Run, suspend, resume and inspect cronjob-controller's CronJobs",
+			"shortDescription": "List, run, suspend, resume and inspect cronjob-controller's CronJobs",
 			"description": "Works with the CronJobs of batch.tutorial.kubebuilder.io/v1 (cronjob-controller):\n" +
+				"list shows each with its next run, last result and state (-A for every namespace),\n" +
 				"run starts one Job now, next prints the next scheduled times, suspend and resume\n" +
 				"toggle scheduled runs (resume also ends a pause after failed runs), history lists\n" +
-				"the Jobs with their outcome, version prints the plugin's build.\n",
+				"the Jobs with their outcome, version prints the plugin's build. list, next and\n" +
+				"history print -o json or -o yaml; completion prints shell completion scripts.\n",
+			// krew links only bin onto PATH: kubectl's completion of plugins
+			// needs a helper beside it, which the user adds.
+			"caveats":   KrewCaveats,
 			"platforms": specs,
 		},
 	}

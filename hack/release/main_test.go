@@ -112,6 +112,7 @@ func TestKrewManifestNamesEachArchiveWithItsSum(t *testing.T) {
 			Homepage         string `json:"homepage"`
 			ShortDescription string `json:"shortDescription"`
 			Description      string `json:"description"`
+			Caveats          string `json:"caveats"`
 			Platforms        []struct {
 				Selector struct {
 					MatchLabels map[string]string `json:"matchLabels"`
@@ -128,6 +129,11 @@ func TestKrewManifestNamesEachArchiveWithItsSum(t *testing.T) {
 	}
 	if m.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || m.Kind != "Plugin" || m.Metadata.Name != "cronjob" || m.Spec.Version != "v0.1.0" {
 		t.Errorf("manifest %s %s %s %s", m.APIVersion, m.Kind, m.Metadata.Name, m.Spec.Version)
+	}
+	// krew puts only the plugin on PATH: its caveats say how to add the
+	// helper kubectl runs to complete kubectl cronjob.
+	if !strings.Contains(m.Spec.Caveats, "kubectl_complete-cronjob") || !strings.Contains(m.Spec.Caveats, `exec kubectl-cronjob __complete "$@"`) {
+		t.Errorf("the caveats do not say how to add completion:\n%s", m.Spec.Caveats)
 	}
 	if len(m.Spec.Platforms) != 2 {
 		t.Fatalf("%d platforms, want 2", len(m.Spec.Platforms))

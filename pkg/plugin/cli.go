@@ -5,46 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
 
-// Usage is what kubectl cronjob --help prints.
-const Usage = `kubectl cronjob: work with CronJobs of batch.tutorial.kubebuilder.io/v1
+// Name is the plugin's executable; kubectl runs it as DisplayName.
+const (
+	Name        = "kubectl-cronjob"
+	DisplayName = "kubectl cronjob"
+)
 
-Usage:
-  kubectl cronjob run NAME               start one Job now (the run-now annotation)
-  kubectl cronjob next NAME [--count N]  the next N (5) scheduled times, in the CronJob's zone and UTC
-  kubectl cronjob suspend NAME           set spec.suspend: no new scheduled runs
-  kubectl cronjob resume NAME            clear spec.suspend, and end a pause after failed runs
-  kubectl cronjob history NAME           its Jobs, newest first, with outcome and duration
-  kubectl cronjob version                the plugin's version, commit and Go version
+// Connector builds the clients for the REST configuration the standard
+// kubectl flags select. Tests pass one that returns fake clientsets.
+type Connector func(*rest.Config) (versioned clientset.Interface, kube kubernetes.Interface, err error)
 
-Flags (as for kubectl: -n/--namespace, --kubeconfig, --context, ...):
-`
-
-// Connector builds the clients for a kubeconfig as the flags select it.
-type Connector func(clientcmd.ClientConfig) (versioned clientset.Interface, kube kubernetes.Interface, err error)
-
-// Connect is the Connector of the binary: clients for the REST
-// configuration the kubeconfig and flags give.
-func Connect(cfg clientcmd.ClientConfig) (clientset.Interface, kubernetes.Interface, error) {
-	rest, err := cfg.ClientConfig()
+// Connect is the Connector of the binary.
+func Connect(cfg *rest.Config) (clientset.Interface, kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = Name
+	cron, err := clientset.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	rest.UserAgent = "kubectl-cronjob"
-	cron, err := clientset.NewForConfig(rest)
-	if err != nil {
-		return nil, nil, err
-	}
-	kube, err := kubernetes.NewForConfig(rest)
+	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,21 +51,22 @@ type CLI struct {
 	Clock   clock.PassiveClock
 }
 
-// errUsage is a command line that names no command the plugin has.
+// errUsage is a command line the plugin cannot run: an unknown command or
+// flag, or the wrong number of arguments.
 var errUsage = errors.New("usage")
 
 // Main runs the command in args (the arguments after the program name) and
 // returns the exit code: 0, 1 when the command failed, 2 for a bad command
 // line.
 func (cli CLI) Main(ctx context.Context, args []string) int {
-	err := cli.run(ctx, args)
+	root := cli.Command()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, pflag.ErrHelp):
-		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(cli.Stderr, "error: %v\nSee kubectl cronjob --help.\n", errors.Unwrap(err))
+		fmt.Fprintf(cli.Stderr, "error: %v\nSee %s --help.\n", errors.Unwrap(err), DisplayName)
 		return 2
 	default:
 		fmt.Fprintf(cli.Stderr, "error: %v\n", err)
@@ -94,71 +87,283 @@ func badUsage(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-func (cli CLI) run(ctx context.Context, args []string) error {
-	flags := pflag.NewFlagSet("kubectl cronjob", pflag.ContinueOnError)
-	flags.SetOutput(cli.Stderr)
-	flags.Usage = func() {
-		fmt.Fprint(cli.Stderr, Usage)
-		flags.PrintDefaults()
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	flags.StringVar(&rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use")
-	overrides := &clientcmd.ConfigOverrides{}
-	clientcmd.BindOverrideFlags(overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
-	count := flags.IntP("count", "c", 5, "next: how many times to print")
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return badUsage("%v", err)
-	}
-	if flags.NArg() == 0 {
-		flags.Usage()
-		return badUsage("no command given")
-	}
-	command, rest := flags.Arg(0), flags.Args()[1:]
-	// version needs no cluster: it answers even where no kubeconfig works.
-	if command == "version" {
-		if len(rest) != 0 {
-			return badUsage("version takes no arguments, got %d", len(rest))
-		}
-		_, err := fmt.Fprintln(cli.Stdout, "kubectl-cronjob", version.Get())
-		return err
-	}
-	switch command {
-	case "run", "next", "suspend", "resume", "history":
-	default:
-		return badUsage("unknown command %q", command)
-	}
-	if len(rest) != 1 {
-		return badUsage("%s takes one CronJob name, got %d arguments", command, len(rest))
-	}
-	if command != "next" && flags.Changed("count") {
-		return badUsage("--count applies to next only")
-	}
-	name := rest[0]
+// session is one command line's flags, shared by its commands.
+type session struct {
+	cli    CLI
+	config *genericclioptions.ConfigFlags
+}
 
-	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	namespace, _, err := cfg.Namespace()
+// clients connects as the standard kubectl flags say (--kubeconfig,
+// --context, --server, --token, ...), in the namespace -n names or else the
+// kubeconfig context's.
+func (s *session) clients() (Clients, error) {
+	namespace, _, err := s.config.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return err
+		return Clients{}, err
 	}
-	cron, kube, err := cli.Connect(cfg)
+	cfg, err := s.config.ToRESTConfig()
 	if err != nil {
-		return err
+		return Clients{}, err
 	}
-	c := Clients{Cron: cron, Kube: kube, Namespace: namespace, Clock: cli.Clock}
-	switch command {
-	case "run":
-		_, err = Run(ctx, c, cli.Stdout, name)
-	case "next":
-		err = Next(ctx, c, cli.Stdout, name, *count)
-	case "suspend":
-		err = Suspend(ctx, c, cli.Stdout, name, true)
-	case "resume":
-		err = Resume(ctx, c, cli.Stdout, name)
-	case "history":
-		err = History(ctx, c, cli.Stdout, name)
+	cron, kube, err := s.cli.Connect(cfg)
+	if err != nil {
+		return Clients{}, err
 	}
-	return err
+	return Clients{Cron: cron, Kube: kube, Namespace: namespace, Clock: s.cli.Clock}, nil
+}
+
+// Command is the plugin's command tree, built afresh for each command line.
+// It has cobra's completion command (bash, zsh, fish, powershell) and
+// hidden __complete command, which kubectl_complete-cronjob calls.
+func (cli CLI) Command() *cobra.Command {
+	s := &session{cli: cli, config: genericclioptions.NewConfigFlags(false)}
+	root := &cobra.Command{
+		Use:   Name,
+		Short: "Work with CronJobs of " + Resource,
+		Long: "kubectl cronjob works with the CronJobs of batch.tutorial.kubebuilder.io/v1 (kubectl get tcj):\n" +
+			"list them with their next run, last result and state, start one now, see its next runs and\n" +
+			"its history, suspend and resume it. It takes kubectl's flags (-n, --context, --kubeconfig, ...).",
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: DisplayName},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// As cobra's own unknown-command message would suggest.
+		SuggestionsMinimumDistance: 2,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			if hint := cmd.SuggestionsFor(args[0]); len(hint) > 0 {
+				return badUsage("unknown command %q (did you mean %s?)", args[0], strings.Join(hint, " or "))
+			}
+			return badUsage("unknown command %q", args[0])
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(cli.Stderr)
+			_ = cmd.Usage()
+			return badUsage("no command given")
+		},
+	}
+	root.SetOut(cli.Stdout)
+	root.SetErr(cli.Stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	s.config.AddFlags(root.PersistentFlags())
+	_ = root.RegisterFlagCompletionFunc("namespace", s.completeNamespaces)
+	root.AddCommand(s.listCommand(), s.runCommand(), s.nextCommand(), s.suspendCommand(true), s.suspendCommand(false),
+		s.historyCommand(), versionCommand())
+	return root
+}
+
+// oneName accepts the one CronJob name a command works on.
+func oneName(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return badUsage("%s takes one CronJob name, got %d arguments", cmd.Name(), len(args))
+	}
+	return nil
+}
+
+func (s *session) runCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:               "run NAME",
+		Short:             "Start one Job now (the run-now annotation), and name the Job to expect",
+		Args:              oneName,
+		ValidArgsFunction: s.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.clients()
+			if err != nil {
+				return err
+			}
+			_, err = Run(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+			return err
+		},
+	}
+}
+
+func (s *session) nextCommand() *cobra.Command {
+	var count int
+	var output string
+	cmd := &cobra.Command{
+		Use:               "next NAME [--count N]",
+		Short:             "The next N scheduled times, in the CronJob's time zone and UTC",
+		Args:              oneName,
+		ValidArgsFunction: s.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if count < 1 || count > MaxNextCount {
+				return badUsage("--count must be between 1 and %d, not %d", MaxNextCount, count)
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := s.clients()
+			if err != nil {
+				return err
+			}
+			if output == "" {
+				return Next(cmd.Context(), c, cmd.OutOrStdout(), args[0], count)
+			}
+			runs, err := NextRunsOf(cmd.Context(), c, args[0], count)
+			if err != nil {
+				return err
+			}
+			return printData(cmd.OutOrStdout(), output, runs)
+		},
+	}
+	cmd.Flags().IntVarP(&count, "count", "c", 5, fmt.Sprintf("how many times to print (1 to %d)", MaxNextCount))
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func (s *session) suspendCommand(suspend bool) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "suspend NAME",
+		Short:             "Set spec.suspend: no new scheduled runs",
+		Args:              oneName,
+		ValidArgsFunction: s.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := s.clients()
+			if err != nil {
+				return err
+			}
+			return Suspend(cmd.Context(), c, cmd.OutOrStdout(), args[0], suspend)
+		},
+	}
+	if !suspend {
+		cmd.Use, cmd.Short = "resume NAME", "Clear spec.suspend, and end a pause after failed runs"
+	}
+	return cmd
+}
+
+func (s *session) historyCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:               "history NAME",
+		Short:             "Its Jobs and recorded runs, newest first, with outcome and duration",
+		Args:              oneName,
+		ValidArgsFunction: s.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := s.clients()
+			if err != nil {
+				return err
+			}
+			if output == "" {
+				return History(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+			}
+			list, err := HistoryList(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			return printObject(cmd.OutOrStdout(), output, list)
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func (s *session) listCommand() *cobra.Command {
+	var output string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list [-A]",
+		Short: "Every CronJob with its schedule, next run, last result and state",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return badUsage("list takes no arguments, got %d", len(args))
+			}
+			return nil
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := s.clients()
+			if err != nil {
+				return err
+			}
+			list, err := ListCronJobs(cmd.Context(), c, all)
+			if err != nil {
+				return err
+			}
+			if output == "" {
+				return PrintList(cmd.OutOrStdout(), list, c, all)
+			}
+			return printObject(cmd.OutOrStdout(), output, list)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list the CronJobs of every namespace")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// versionCommand needs no cluster: it answers even where no kubeconfig
+// works.
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "The plugin's version, commit and Go version",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return badUsage("version takes no arguments, got %d", len(args))
+			}
+			return nil
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), Name, version.Get())
+			return err
+		},
+	}
+}
+
+// completeNames offers the names of the CronJobs in the namespace the
+// flags select, for the one NAME argument. Without a cluster it offers
+// nothing, rather than file names.
+func (s *session) completeNames(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) != 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, err := s.clients()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := c.Cron.BatchV1().CronJobs(c.Namespace).List(contextOf(cmd), metav1.ListOptions{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []cobra.Completion
+	for _, cj := range list.Items {
+		if strings.HasPrefix(cj.Name, toComplete) {
+			names = append(names, cj.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeNamespaces offers the cluster's namespaces for -n, as kubectl's
+// own completion does.
+func (s *session) completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	c, err := s.clients()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := c.Kube.CoreV1().Namespaces().List(contextOf(cmd), metav1.ListOptions{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []cobra.Completion
+	for _, n := range list.Items {
+		if strings.HasPrefix(n.Name, toComplete) {
+			names = append(names, n.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+func contextOf(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
 }

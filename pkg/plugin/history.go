@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -79,17 +80,25 @@ var outcomes = map[cronv1.RunOutcome]string{
 // scheduled time, then name. A Job the history records takes from it how
 // its run started and why it failed.
 func HistoryOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, error) {
+	entries, _, err := historyOf(ctx, c, cj)
+	return entries, err
+}
+
+// historyOf is HistoryOf, with the Jobs the entries name.
+func historyOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, map[string]*batchv1.Job, error) {
 	list, err := c.Kube.BatchV1().Jobs(cj.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := c.Clock.Now()
 	var entries []Entry
+	jobs := map[string]*batchv1.Job{}
 	for i := range list.Items {
 		j := &list.Items[i]
 		if !job.IsControlledBy(j, string(cj.UID)) {
 			continue
 		}
+		jobs[j.Name] = j
 		e := Entry{Name: j.Name, Kind: KindOther, Created: j.CreationTimestamp.Time}
 		if at, ok := job.ScheduledAt(j); ok {
 			e.Kind, e.Scheduled = KindScheduled, at
@@ -125,7 +134,35 @@ func HistoryOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, err
 	slices.SortFunc(entries, func(a, b Entry) int {
 		return cmp.Or(b.Created.Compare(a.Created), b.Scheduled.Compare(a.Scheduled), cmp.Compare(b.Name, a.Name))
 	})
-	return entries, nil
+	return entries, jobs, nil
+}
+
+// HistoryList is what history -o json|yaml prints: a List (apiVersion v1,
+// as kubectl get prints several kinds at once) whose first item is the
+// CronJob, its run history in status.recentRuns and its failure streak in
+// status.failureStreak, followed by the Jobs it controls, newest first, as
+// the table orders them. A run whose Job is gone is only in recentRuns.
+func HistoryList(ctx context.Context, c Clients, name string) (*corev1.List, error) {
+	cj, err := c.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	entries, jobs, err := historyOf(ctx, c, cj)
+	if err != nil {
+		return nil, err
+	}
+	cj.SetGroupVersionKind(cronv1.SchemeGroupVersion.WithKind("CronJob"))
+	list := &corev1.List{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"},
+		Items:    []runtime.RawExtension{{Object: cj}},
+	}
+	for _, e := range entries {
+		if j := jobs[e.Name]; j != nil && !e.Gone {
+			j.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+			list.Items = append(list.Items, runtime.RawExtension{Object: j})
+		}
+	}
+	return list, nil
 }
 
 // recordedRun is the entry of a run the history records whose Job is gone.

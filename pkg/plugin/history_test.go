@@ -3,12 +3,16 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 )
@@ -198,5 +202,67 @@ nightly-10 (gone)   catch-up    Mon 2026-11-23 12:10:00 UTC   Unknown           
 `
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// history -o yaml prints a List: the CronJob first (its run history in
+// status.recentRuns, the runs whose Jobs are gone among them), then the
+// Jobs it controls, newest first, as the table orders them; no Job of
+// another CronJob.
+func TestHistoryPrintsYAML(t *testing.T) {
+	kubeconfig(t, ns)
+	at := func(m int) time.Time { return time.Date(2026, 11, 23, 12, m, 0, 0, time.UTC) }
+	mt := func(m int) *metav1.Time { return &metav1.Time{Time: at(m)} }
+	cj := newCronJob("nightly", "*/10 * * * *", func(cj *cronv1.CronJob) {
+		cj.Status.RecentRuns = []cronv1.RunRecord{
+			{JobName: "nightly-30", Trigger: cronv1.TriggerScheduled, ScheduledTime: mt(30), StartTime: mt(30), Outcome: cronv1.OutcomeRunning},
+			{JobName: "nightly-20", Trigger: cronv1.TriggerScheduled, ScheduledTime: mt(20), StartTime: mt(20), CompletionTime: mt(22),
+				Outcome: cronv1.OutcomeFailed, Reason: "BackoffLimitExceeded"},
+		}
+	})
+	other := newCronJob("other", "0 * * * *")
+	f := newFakes([]*cronv1.CronJob{cj, other},
+		jobOf(cj, "nightly-10", at(10), scheduledAt(at(10)), started(at(10)), ended(batchv1.JobComplete, at(11))),
+		jobOf(cj, "nightly-30", at(30), scheduledAt(at(30)), started(at(30))),
+		jobOf(other, "other-1", at(31)))
+	f.clock.SetTime(at(32))
+	code, stdout, stderr, _ := f.cli(t, "history", "nightly", "-o", "yaml")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var list struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Items      []struct {
+			APIVersion string            `json:"apiVersion"`
+			Kind       string            `json:"kind"`
+			Metadata   metav1.ObjectMeta `json:"metadata"`
+			Status     struct {
+				RecentRuns []cronv1.RunRecord `json:"recentRuns"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	// JSON would parse as YAML too: YAML's block style starts with the key.
+	if err := yaml.Unmarshal([]byte(stdout), &list); err != nil || !strings.HasPrefix(stdout, "apiVersion: v1\n") {
+		t.Fatalf("not YAML of a List (%v):\n%s", err, stdout)
+	}
+	var got []string
+	for _, it := range list.Items {
+		got = append(got, it.APIVersion+" "+it.Kind+" "+it.Metadata.Name)
+	}
+	want := []string{"batch.tutorial.kubebuilder.io/v1 CronJob nightly", "batch/v1 Job nightly-30", "batch/v1 Job nightly-10"}
+	if list.APIVersion != "v1" || list.Kind != "List" || strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("printed %s %s of %q, want v1 List of %q:\n%s", list.APIVersion, list.Kind, got, want, stdout)
+	}
+	if len(list.Items) > 0 {
+		if runs := list.Items[0].Status.RecentRuns; len(runs) != 2 || runs[1].JobName != "nightly-20" || runs[1].Reason != "BackoffLimitExceeded" {
+			t.Errorf("the CronJob's recentRuns are %+v, want the two recorded runs", runs)
+		}
+	}
+	// JSON is the same List.
+	_, stdout, _, _ = f.cli(t, "history", "nightly", "-o", "json")
+	var fromJSON corev1.List
+	if err := json.Unmarshal([]byte(stdout), &fromJSON); err != nil || fromJSON.Kind != "List" || len(fromJSON.Items) != 3 {
+		t.Errorf("history -o json: %v, kind %q, %d items:\n%s", err, fromJSON.Kind, len(fromJSON.Items), stdout)
 	}
 }

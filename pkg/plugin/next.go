@@ -186,3 +186,58 @@ func trialTime(sched *schedule.Schedule, times []time.Time, resumeAt time.Time) 
 	// the first at or after it.
 	return sched.Next(resumeAt.Add(-time.Nanosecond))
 }
+
+// MaxNextCount bounds next --count: more times than anyone reads, and few
+// enough that computing them is instant.
+const MaxNextCount = 1000
+
+// NextRuns is what next -o json|yaml prints: the CronJob's schedule as
+// written and as resolved, its zone, and its next times in UTC (RFC 3339),
+// the first being status.nextScheduleTime's when the controller agrees.
+type NextRuns struct {
+	Namespace        string `json:"namespace"`
+	Name             string `json:"name"`
+	Schedule         string `json:"schedule"`
+	ResolvedSchedule string `json:"resolvedSchedule"`
+	// TimeZone is spec.timeZone; empty for the controller's local zone.
+	TimeZone string `json:"timeZone,omitempty"`
+	// Suspended: spec.suspend is set, and none of Times starts until resumed.
+	Suspended bool `json:"suspended"`
+	// Paused: spec.failurePolicy has paused scheduled runs; none of Times
+	// before Trial starts.
+	Paused bool `json:"paused"`
+	// Trial is the paused CronJob's trial run, one of Times; empty when no
+	// trial is due among them.
+	Trial string `json:"trial,omitempty"`
+	// Times are the next scheduled times, empty when no run is due again
+	// (past spec.notAfter, or a schedule that names no future time).
+	Times []string `json:"times"`
+}
+
+// NextRunsOf is the data next prints for the named CronJob.
+func NextRunsOf(ctx context.Context, c Clients, name string, count int) (*NextRuns, error) {
+	cj, err := c.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	sched, resolved, times, err := NextTimes(cj, c.Clock.Now(), count)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", Resource, name, err)
+	}
+	runs := &NextRuns{
+		Namespace: cj.Namespace, Name: cj.Name, Schedule: planner.ScheduleText(cj), ResolvedSchedule: resolved,
+		TimeZone: ptr.Deref(cj.Spec.TimeZone, ""), Suspended: ptr.Deref(cj.Spec.Suspend, false), Times: []string{},
+	}
+	if pause := pauseOf(cj); pause != nil {
+		runs.Paused = true
+		if pause.TrialJob == "" && pause.ResumeAt != nil {
+			if trial := trialTime(sched, times, pause.ResumeAt.Time); !trial.IsZero() && len(times) > 0 && !trial.After(times[len(times)-1]) {
+				runs.Trial = trial.UTC().Format(utcLayout)
+			}
+		}
+	}
+	for _, t := range times {
+		runs.Times = append(runs.Times, t.UTC().Format(utcLayout))
+	}
+	return runs, nil
+}

@@ -3,6 +3,8 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +270,49 @@ func TestNextWhilePausedAgreesWithTheTrialsTime(t *testing.T) {
 				t.Errorf("says the status disagrees: %v, want %v:\n%s", got, tc.disagree, out.String())
 			}
 		})
+	}
+}
+
+// next -o json prints the schedule, its zone and the same times the table
+// shows, in UTC; while paused, which of them is the trial.
+func TestNextPrintsJSON(t *testing.T) {
+	kubeconfig(t, ns)
+	at := func(m int) time.Time { return time.Date(2026, 11, 23, 13, m, 0, 0, time.UTC) }
+	f := newFakes([]*cronv1.CronJob{
+		newCronJob("report", "H 6 * * 1-5", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Europe/Berlin") }),
+		newCronJob("minutely", "* * * * *", func(cj *cronv1.CronJob) {
+			cj.Spec.TimeZone = ptr.To("UTC")
+			cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3}
+			cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 3, PausedAt: &metav1.Time{Time: t0.Add(-30 * time.Second)}, Pauses: 1,
+				ResumeAt: &metav1.Time{Time: at(6)}}
+		}),
+	})
+	decode := func(args ...string) NextRuns {
+		t.Helper()
+		code, stdout, stderr, _ := f.cli(t, args...)
+		var runs NextRuns
+		if err := json.Unmarshal([]byte(stdout), &runs); code != 0 || stderr != "" || err != nil {
+			t.Fatalf("%q: exit %d, stderr %q, %v in\n%s", args, code, stderr, err, stdout)
+		}
+		return runs
+	}
+	report := decode("next", "report", "-c", "2", "-o", "json")
+	cj := f.cronJob(t, "report")
+	_, resolved, times, err := NextTimes(cj, t0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := NextRuns{Namespace: ns, Name: "report", Schedule: "H 6 * * 1-5", ResolvedSchedule: resolved, TimeZone: "Europe/Berlin",
+		Times: []string{times[0].UTC().Format(time.RFC3339), times[1].UTC().Format(time.RFC3339)}}
+	if !reflect.DeepEqual(report, want) {
+		t.Errorf("next -o json is %+v, want %+v", report, want)
+	}
+	paused := decode("next", "minutely", "-c", "3", "-o", "json")
+	if !paused.Paused || paused.Trial != "2026-11-23T13:06:00Z" || strings.Join(paused.Times, " ") != "2026-11-23T13:05:00Z 2026-11-23T13:06:00Z 2026-11-23T13:07:00Z" {
+		t.Errorf("next -o json of a paused CronJob is %+v, want paused with the trial at 13:06", paused)
+	}
+	// yaml carries the same fields.
+	if _, stdout, _, _ := f.cli(t, "next", "minutely", "-c", "3", "-o", "yaml"); !strings.Contains(stdout, "\ntrial: \"2026-11-23T13:06:00Z\"\n") || !strings.HasPrefix(stdout, "name: minutely\n") {
+		t.Errorf("next -o yaml printed\n%s", stdout)
 	}
 }

@@ -18,15 +18,18 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 )
 
-// buildPlugin builds kubectl-cronjob into a directory of its own, for
-// PATH, as make build does into _output/bin.
+// buildPlugin builds kubectl-cronjob and its completion helper
+// kubectl_complete-cronjob into a directory of their own, for PATH, as
+// make build does into _output/bin.
 func buildPlugin(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-cronjob"), "./cmd/kubectl-cronjob")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the plugin: %v\n%s", err, out)
+	for _, bin := range []string{"kubectl-cronjob", "kubectl_complete-cronjob"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, bin), "./cmd/"+bin)
+		build.Dir = env.root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", bin, err, out)
+		}
 	}
 	return dir
 }
@@ -128,6 +131,24 @@ func TestKubectlPlugin(t *testing.T) {
 		f := strings.Fields(lines[1])
 		return len(f) == 6 && f[0] == name && f[1] == "run-now" && f[2] == "-" && f[3] == "Complete" && f[4] != "-", out
 	})
+
+	// list: the CronJob with its next run, the run-now's success as its
+	// last result, and its state from the Ready condition.
+	eventually(t, 20*time.Second, "list to show the run-now's success", func() (bool, string) {
+		out, err := kubectlCronJob(t, pluginDir, ns, "list")
+		rows := strings.Split(strings.TrimSpace(out), "\n")
+		return err == nil && len(rows) == 2 && strings.HasPrefix(rows[0], "NAME ") && strings.HasPrefix(rows[1], "plugin ") &&
+			strings.Contains(rows[1], " in ") && strings.Contains(rows[1], " Succeeded, ") && strings.HasSuffix(rows[1], " ok"), out
+	})
+	t.Logf("kubectl cronjob list:\n%s", plugin("list"))
+
+	// Completion through kubectl, which runs kubectl_complete-cronjob:
+	// the NAME of history is the namespace's CronJob.
+	complete := exec.Command("kubectl", "__complete", "cronjob", "history", "--kubeconfig", env.kubeconfig, "-n", ns, "")
+	complete.Env = append(os.Environ(), "PATH="+pluginDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := complete.Output(); err != nil || string(out) != "plugin\n:4\n" {
+		t.Errorf("kubectl __complete cronjob history: %v, %q; want the CronJob's name and no file names", err, out)
+	}
 
 	// suspend and resume: spec.suspend flips, and the controller follows.
 	if out := plugin("suspend", cj.Name); !strings.Contains(out, "/plugin suspended") {
