@@ -36,6 +36,8 @@ type cronJobSpec struct {
 	catchUpPolicy              cronv1.CatchUpPolicy
 	catchUpLimit               *int32
 	suspend                    *bool
+	suspendUntil               *metav1.Time
+	skipTimes                  []metav1.Time
 	successfulJobsHistoryLimit *int32
 	failedJobsHistoryLimit     *int32
 	excludeCalendars           []string
@@ -81,6 +83,8 @@ func NewCronJob(cj *cronv1.CronJob) *CronJob {
 		catchUpPolicy:              spec.CatchUpPolicy,
 		catchUpLimit:               ptr(spec.CatchUpLimit),
 		suspend:                    ptr(spec.Suspend),
+		suspendUntil:               spec.SuspendUntil.DeepCopy(),
+		skipTimes:                  slices.Clone(spec.SkipTimes),
 		successfulJobsHistoryLimit: ptr(spec.SuccessfulJobsHistoryLimit),
 		failedJobsHistoryLimit:     ptr(spec.FailedJobsHistoryLimit),
 		excludeCalendars:           slices.Clone(spec.ExcludeCalendars),
@@ -112,6 +116,8 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			CatchUpPolicy:              s.spec.catchUpPolicy,
 			CatchUpLimit:               ptr(s.spec.catchUpLimit),
 			Suspend:                    ptr(s.spec.suspend),
+			SuspendUntil:               s.spec.suspendUntil.DeepCopy(),
+			SkipTimes:                  slices.Clone(s.spec.skipTimes),
 			JobTemplate:                template,
 			SuccessfulJobsHistoryLimit: ptr(s.spec.successfulJobsHistoryLimit),
 			FailedJobsHistoryLimit:     ptr(s.spec.failedJobsHistoryLimit),

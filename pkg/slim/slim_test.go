@@ -37,6 +37,7 @@ func TestCronJobRoundTrip(t *testing.T) {
 			// The filler leaves a *metav1.Time nil.
 			cj.Spec.NotBefore = &metav1.Time{Time: time.Unix(int64(i)*1000, 0)}
 			cj.Spec.NotAfter = &metav1.Time{Time: time.Unix(int64(i)*2000+1, 0)}
+			cj.Spec.SuspendUntil = &metav1.Time{Time: time.Unix(int64(i)*3000+2, 0)}
 		}
 		want := cj.DeepCopy()
 		want.TypeMeta = metav1.TypeMeta{}
