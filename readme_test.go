@@ -15,6 +15,7 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/backfill"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 )
 
@@ -57,9 +58,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 		return out
 	}
 
-	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
-		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused}
-	slices.Sort(missed)
+	missed := slices.Sorted(slices.Values(metrics.MissedReasons))
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
 		t.Errorf("docs/metrics.md's missed-run reasons %q, the code's %q", got, missed)
 	}
@@ -68,7 +67,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
 		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
 		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired,
-		planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed}
+		planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed, planner.ReasonRunSkipped}
 	slices.Sort(events)
 	i := strings.Index(metricsPage, "through its Events:")
 	if i < 0 {
