@@ -176,3 +176,30 @@ func TestASuccessBeyondAFullHistoryStillEndsTheStreak(t *testing.T) {
 		t.Errorf("failureStreak %+v: want count 1, the 09:00 success (09:05) finished before the 09:30 failure (09:40) the history holds", fs)
 	}
 }
+
+// A runHistoryLimit raised leaves the history short of full, yet what it
+// dropped stays dropped: a failure entered, counted and pushed out of a
+// one-entry history, brought back by a cache older than the status
+// (running, then failed), is not entered or counted again. Before, the
+// 08:00 failure counted twice and paused after two failures.
+func TestAFailureDroppedFromTheHistoryIsNotCountedAgainOnceTheLimitIsRaised(t *testing.T) {
+	c := &syncChain{cj: cronJob(last(at(-3*time.Hour)), runLimit(1), failurePolicy(3, 0, 0))}
+	c.sync(at(-2*time.Hour + time.Second))
+	c.finish(at(-2*time.Hour), batchv1.JobFailed, at(-110*time.Minute))
+	c.sync(at(-time.Hour + time.Second))
+	c.finish(at(-time.Hour), batchv1.JobFailed, at(-50*time.Minute))
+	c.sync(at(-45 * time.Minute))
+	if fs := c.cj.Status.FailureStreak; fs.Count != 2 || len(c.cj.Status.RecentRuns) != 1 {
+		t.Fatalf("after two failures: failureStreak %+v, history %v; want count 2, the 09:00 run alone", fs, historyOf(c.cj.Status))
+	}
+	runLimit(10)(c.cj)
+	c.syncSeeing(at(-40*time.Minute), []Job{staleRunning(c.job(at(-2 * time.Hour))), c.job(at(-time.Hour))})
+	c.sync(at(-30 * time.Minute))
+	p := c.sync(at(time.Second))
+	if fs := p.Status.FailureStreak; fs.Count != 2 || fs.PausedAt != nil || len(createdTimes(p)) != 1 {
+		t.Errorf("the 08:00 failure seen again: failureStreak %+v, creates %v; want count 2, not paused, the 10:00 run started", fs, createdTimes(p))
+	}
+	if got := historyOf(p.Status); len(got) != 2 {
+		t.Errorf("recentRuns %v, want the 10:00 and 09:00 runs: the 08:00 run was dropped", got)
+	}
+}
