@@ -177,9 +177,12 @@ func (p *Plan) triggerOf(j Job) cronv1.RunTrigger {
 // run is beyond the history. Beyond it, two outcomes count all the same,
 // kept nowhere: the trial still awaited (status.failureStreak.trialJob
 // names a trial until its outcome counts, so the streak has not counted
-// it), and a success no failure the history holds finished after
-// (counted again, it only resets a count it reset before; left out, the
-// streak would go on past it and pause once too often).
+// it), and a success no failure the history holds finished after (left
+// out, the streak would go on past it and pause once too often). Counted
+// again, when a cache older than the status brings it back, that success
+// also wipes the failures counted after it that the history no longer
+// holds (pushed out by runs still running): a pause later, the bound's
+// one pause fewer, never one too many.
 func (p *Plan) enterOutcome(j Job) bool {
 	r := p.runRecord(j.GetName())
 	if r == nil {
