@@ -158,6 +158,52 @@ func TestFailureCountsOnceAcrossADeferredWriteAConflictAndAnEdit(t *testing.T) {
 	}
 }
 
+// A failure counts once when the status write of the sync that counted it
+// meets a conflict and the next sync's Job cache is older than that sync's
+// (it shows the Job running, then failed again): kept as decided, or judged
+// again after an edit, the decision holds its outcome once.
+func TestAFailureCountsOnceWhenAStaleCacheFollowsAConflictingWrite(t *testing.T) {
+	for _, edited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "kept decision", true: "edited since"}[edited], func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t, at(5*time.Second))
+			f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withFailurePolicy(2, 0))
+			c, kubeFactory, cronFactory := f.newController(ctx)
+			key := cache.MetaObjectToName(f.cronJob)
+			if _, err := c.syncHandler(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			running := liveJob(t, ctx, f, jobName(topOfHour))
+			f.clock.Step(10 * time.Second)
+			finishJobAs(t, ctx, f, kubeFactory, jobName(topOfHour), batchv1.JobFailed)
+			failed := liveJob(t, ctx, f, jobName(topOfHour))
+			stopConflicts := conflictOnStatus(f)
+			syncWantConflict(t, ctx, c, key, "sync that counts the failure")
+			if edited {
+				cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"tier": "2"} })
+			}
+			stopConflicts()
+			for _, seen := range []*batchv1.Job{running, failed} {
+				cacheJob(t, kubeFactory, seen)
+				f.clock.Step(time.Second)
+				if _, err := c.syncHandler(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cj, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fs := cj.Status.FailureStreak; fs == nil || fs.Count != 1 || fs.PausedAt != nil {
+				t.Errorf("failureStreak %+v, want count 1 and not paused: one run failed, once", fs)
+			}
+			if r := cj.Status.RecentRuns; len(r) != 1 || r[0].Outcome != cronv1.OutcomeFailed || len(cj.Status.Active) != 0 {
+				t.Errorf("recentRuns %+v, active %v; want the 10:00 run failed, none active", r, cj.Status.Active)
+			}
+		})
+	}
+}
+
 // The status that names a trial run is written by the sync that starts it,
 // never deferred behind a burst: a crash before a deferred write would lose
 // the only record of which run is the trial, and a controller whose Job

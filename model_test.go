@@ -1495,10 +1495,17 @@ func (w *modelWalk) deliverOld() {
 // readLive notes a live read of the CronJob a sync works on, when its
 // cache did not hold that CronJob (say, one deleted and created again under
 // the same name, behind a cache that still holds the old one): the sync
-// decides from what it read, so its view is the generation read.
+// decides from what it read, so its view is the generation read. A cache
+// that holds nothing under the name sends the sync down its NotFound path,
+// which decides nothing: its one read (releaseOrphans asking whose Jobs
+// its orphans were) looks at the UID alone, and is no view (seed
+// 1830000408, a false I2.edit-rule).
 func (w *modelWalk) readLive(cj *cronv1.CronJob) {
 	x := w.curCJ
 	if x == nil || w.cur != nil || cj.UID != x.uid {
+		return
+	}
+	if _, held, _ := w.ctl.cronIdx.GetByKey(x.skey); !held {
 		return
 	}
 	ctl := w.ctl

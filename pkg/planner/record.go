@@ -15,7 +15,10 @@ package planner
 // and dropped since, so its outcome is not entered: at worst one failure
 // uncounted (one pause fewer), never one counted twice. (Dropping finished
 // entries first would keep an older running one, and a finished entry
-// dropped before it would then look new.)
+// dropped before it would then look new.) A history that is not full may
+// have been full under a smaller runHistoryLimit: a Job whose run the
+// status records, absent from it and no newer than its oldest entry, is
+// beyond it too.
 
 import (
 	"slices"
@@ -90,12 +93,43 @@ func (p *Plan) isRun(j Job) (time.Time, bool) {
 	return j.ScheduledAt()
 }
 
-// beyondHistory reports whether a run due at t, absent from the history,
-// is no newer than the oldest entry a full history keeps: it may have been
-// entered and dropped since.
-func (p *Plan) beyondHistory(t time.Time) bool {
+// beyondHistory reports whether the run of j, due at t and absent from the
+// history, may have been entered and dropped since: it is no newer than
+// the oldest entry a full history keeps, or than the oldest entry of the
+// history this sync started from when that status records the run. (A
+// runHistoryLimit raised since leaves that history short of full, and a
+// run it dropped, brought back by a stale cache, must not look new.)
+func (p *Plan) beyondHistory(j Job, t time.Time) bool {
 	rr := p.Status.RecentRuns
-	return len(rr) >= p.runHistoryLimit() && !t.After(runTime(&rr[len(rr)-1]))
+	if len(rr) >= p.runHistoryLimit() && !t.After(runTime(&rr[len(rr)-1])) {
+		return true
+	}
+	from := p.cj.Status.RecentRuns
+	if len(from) == 0 || !p.recordedBefore(j) {
+		return false
+	}
+	oldest := runTime(&from[0])
+	for i := range from {
+		oldest = minTime(oldest, runTime(&from[i]))
+	}
+	return !t.After(oldest)
+}
+
+// recordedBefore reports whether the status this sync started from records
+// the run of j, a Job the sync found (a Job it makes now is no run of that
+// status's, though a run-now Job's name alone cannot tell).
+func (p *Plan) recordedBefore(j Job) bool {
+	if j.Manual() && !slices.ContainsFunc(p.jobs, func(o Job) bool { return o.GetUID() == j.GetUID() }) {
+		return false
+	}
+	return p.recorded(j, &p.cj.Status)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // enterRun enters the run of j, started by trigger, unless the history
@@ -109,7 +143,7 @@ func (p *Plan) enterRun(j Job, trigger cronv1.RunTrigger) *cronv1.RunRecord {
 		return r
 	}
 	t, ok := p.isRun(j)
-	if !ok || p.beyondHistory(t) {
+	if !ok || p.beyondHistory(j, t) {
 		return nil
 	}
 	r := cronv1.RunRecord{JobName: j.GetName(), Trigger: trigger, Outcome: cronv1.OutcomeRunning}
@@ -143,9 +177,12 @@ func (p *Plan) triggerOf(j Job) cronv1.RunTrigger {
 // run is beyond the history. Beyond it, two outcomes count all the same,
 // kept nowhere: the trial still awaited (status.failureStreak.trialJob
 // names a trial until its outcome counts, so the streak has not counted
-// it), and a success no failure the history holds finished after
-// (counted again, it only resets a count it reset before; left out, the
-// streak would go on past it and pause once too often).
+// it), and a success no failure the history holds finished after (left
+// out, the streak would go on past it and pause once too often). Counted
+// again, when a cache older than the status brings it back, that success
+// also wipes the failures counted after it that the history no longer
+// holds (pushed out by runs still running): a pause later, the bound's
+// one pause fewer, never one too many.
 func (p *Plan) enterOutcome(j Job) bool {
 	r := p.runRecord(j.GetName())
 	if r == nil {

@@ -3,9 +3,12 @@ package planner
 // The run history, status.recentRuns (record.go).
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,5 +177,81 @@ func TestASuccessBeyondAFullHistoryStillEndsTheStreak(t *testing.T) {
 	p = Decide(Input{CronJob: cj, Jobs: []Job{nine, failedLater}, Now: at(-10 * time.Minute)})
 	if fs := p.Status.FailureStreak; fs.Count != 1 {
 		t.Errorf("failureStreak %+v: want count 1, the 09:00 success (09:05) finished before the 09:30 failure (09:40) the history holds", fs)
+	}
+}
+
+// A runHistoryLimit raised leaves the history short of full, yet what it
+// dropped stays dropped: a failure entered, counted and pushed out of a
+// one-entry history, brought back by a cache older than the status
+// (running, then failed), is not entered or counted again. Before, the
+// 08:00 failure counted twice and paused after two failures.
+func TestAFailureDroppedFromTheHistoryIsNotCountedAgainOnceTheLimitIsRaised(t *testing.T) {
+	c := &syncChain{cj: cronJob(last(at(-3*time.Hour)), runLimit(1), failurePolicy(3, 0, 0))}
+	c.sync(at(-2*time.Hour + time.Second))
+	c.finish(at(-2*time.Hour), batchv1.JobFailed, at(-110*time.Minute))
+	c.sync(at(-time.Hour + time.Second))
+	c.finish(at(-time.Hour), batchv1.JobFailed, at(-50*time.Minute))
+	c.sync(at(-45 * time.Minute))
+	if fs := c.cj.Status.FailureStreak; fs.Count != 2 || len(c.cj.Status.RecentRuns) != 1 {
+		t.Fatalf("after two failures: failureStreak %+v, history %v; want count 2, the 09:00 run alone", fs, historyOf(c.cj.Status))
+	}
+	runLimit(10)(c.cj)
+	c.syncSeeing(at(-40*time.Minute), []Job{staleRunning(c.job(at(-2 * time.Hour))), c.job(at(-time.Hour))})
+	c.sync(at(-30 * time.Minute))
+	p := c.sync(at(time.Second))
+	if fs := p.Status.FailureStreak; fs.Count != 2 || fs.PausedAt != nil || len(createdTimes(p)) != 1 {
+		t.Errorf("the 08:00 failure seen again: failureStreak %+v, creates %v; want count 2, not paused, the 10:00 run started", fs, createdTimes(p))
+	}
+	if got := historyOf(p.Status); len(got) != 2 {
+		t.Errorf("recentRuns %v, want the 10:00 and 09:00 runs: the 08:00 run was dropped", got)
+	}
+}
+
+// A run whose Job went away before its outcome was seen (Unknown) neither
+// counts as a failure nor ends the streak: the failures before and after
+// it still add up to the pause.
+func TestARunWhoseJobWentAwayNeitherCountsNorEndsTheStreak(t *testing.T) {
+	c := &syncChain{cj: cronJob(last(at(-time.Hour)), failurePolicy(2, 0, 0), failing(1, "cj-x"))}
+	c.sync(at(time.Second))
+	gone := c.job(ten)
+	p := Decide(Input{CronJob: c.cj, Gone: map[types.UID]bool{gone.UID: true}, Now: at(30 * time.Minute)})
+	if fs := p.Status.FailureStreak; fs.Count != 1 || !slices.Equal(historyOf(p.Status), []string{gone.Name + ":Scheduled:Unknown"}) {
+		t.Fatalf("the 10:00 Job gone: failureStreak %+v, history %v; want count 1, the run Unknown", fs, historyOf(p.Status))
+	}
+	c.cj, c.jobs = withStatus(c.cj, p.Status), nil
+	c.sync(at(time.Hour + time.Second))
+	c.finish(at(time.Hour), batchv1.JobFailed, at(time.Hour+time.Minute))
+	p = c.sync(at(time.Hour + 2*time.Minute))
+	if fs := p.Status.FailureStreak; fs.Count != 2 || fs.PausedAt == nil {
+		t.Errorf("after the 11:00 failure: failureStreak %+v, want count 2 and paused", fs)
+	}
+}
+
+// A failed Job's reason and message enter the history cut to the schema's
+// bounds (128 and 256), on a rune boundary, so no condition a Job carries
+// makes the status write fail; a full history of such runs stays far below
+// what etcd takes in one object (1.5 MiB by default).
+func TestAFailedRunsReasonAndMessageEnterWithinTheirBounds(t *testing.T) {
+	cj := cronJob(runLimit(cronv1.MaxRunHistoryLimit), last(at(-100*time.Hour)))
+	var jobs []Job
+	for h := -60; h < 0; h++ {
+		j := runOf(at(time.Duration(h)*time.Hour), batchv1.JobFailed)
+		j.failedAt = &metav1.Time{Time: j.scheduled.Add(time.Minute)}
+		j.failedReason = strings.Repeat("\x01", 1000)
+		j.failedMessage = strings.Repeat("\x01é", 5000)
+		jobs = append(jobs, j)
+	}
+	p := Decide(Input{CronJob: cj, Jobs: jobs, Now: at(-30 * time.Minute)})
+	if len(p.Status.RecentRuns) != cronv1.MaxRunHistoryLimit {
+		t.Fatalf("recentRuns holds %d runs, want %d", len(p.Status.RecentRuns), cronv1.MaxRunHistoryLimit)
+	}
+	for _, r := range p.Status.RecentRuns {
+		if r.Reason == "" || len(r.Reason) > 128 || r.Message == "" || len(r.Message) > 256 || !utf8.ValidString(r.Message) {
+			t.Fatalf("%s: reason of %d bytes, message of %d bytes (valid UTF-8 %v); want at most 128 and 256, valid",
+				r.JobName, len(r.Reason), len(r.Message), utf8.ValidString(r.Message))
+		}
+	}
+	if b, err := json.Marshal(p.Status); err != nil || len(b) > 256<<10 {
+		t.Errorf("the status is %d bytes as JSON (%v), want under 256 KiB", len(b), err)
 	}
 }
