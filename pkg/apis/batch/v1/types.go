@@ -451,7 +451,9 @@ type CronJobStatus struct {
 	// its Job, when the controller first sees the Job finished; a stale
 	// cache or a lost status write can show the Job again but never enters
 	// its outcome twice. A full history drops its oldest entries; a run no
-	// newer than the oldest entry of a full history is not entered.
+	// newer than the oldest entry of a full history is not entered, nor,
+	// after spec.runHistoryLimit was raised, a run the history recorded
+	// and dropped.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=50
 	// +optional

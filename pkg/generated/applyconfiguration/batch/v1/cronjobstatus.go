@@ -78,7 +78,9 @@ type CronJobStatusApplyConfiguration struct {
 	// its Job, when the controller first sees the Job finished; a stale
 	// cache or a lost status write can show the Job again but never enters
 	// its outcome twice. A full history drops its oldest entries; a run no
-	// newer than the oldest entry of a full history is not entered.
+	// newer than the oldest entry of a full history is not entered, nor,
+	// after spec.runHistoryLimit was raised, a run the history recorded
+	// and dropped.
 	RecentRuns []RunRecordApplyConfiguration `json:"recentRuns,omitempty"`
 	// LastFailureTime is when the most recent failed run's Job failed.
 	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
