@@ -651,7 +651,10 @@ func (c *BackfillController) create(ctx context.Context, create backfill.Create,
 		if getErr != nil {
 			return fmt.Errorf("reading job %s, whose name is taken: %w", create.Job.Name, getErr)
 		}
-		plan.Exists(create, slim.NewJob(live))
+		if !plan.Exists(create, slim.NewJob(live)) {
+			return fmt.Errorf("job %s, the first run of %s, was made meanwhile by another: the time is judged again once the cache shows it",
+				create.Job.Name, create.Time.UTC().Format(time.RFC3339))
+		}
 		return nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The template is at fault: no retry can help.

@@ -497,16 +497,26 @@ func (p *Plan) Created(c Create, j metav1.Object) {
 }
 
 // Exists reports that c's name was taken when it was created: by j, or by
-// an unknown Job when j is nil (it could not be read).
-func (p *Plan) Exists(c Create, j Job) {
-	if j == nil {
+// an unknown Job when j is nil (it could not be read). It reports false,
+// leaving the time unhandled, when c was the time's first run and j is a
+// run of the time not this Backfill's: the time has run after all, and
+// under rerunPolicy IfFailed or Always it may be run again once that run
+// has finished, which only a sync whose cache shows j can judge. The
+// sync's later creates must then not be made, or lastHandledTime would
+// move past the time.
+func (p *Plan) Exists(c Create, j Job) bool {
+	switch {
+	case j == nil:
 		p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
 		p.Status.Skipped++
 		p.event(corev1.EventTypeNormal, ReasonJobExists, "Skipped %s: job %s exists", formatTime(c.Time), c.Job.Name)
-	} else {
+	case !ours(j, p.bf) && rerunPolicy(p.bf) != cronv1.RerunNever && isScheduledName(c.Job.Name, c.Time):
+		return false
+	default:
 		p.exists(c.Time, j, ours(j, p.bf))
 	}
 	p.conclude(nil)
+	return true
 }
 
 // Rejected reports c's Job refused by the API server as invalid. A retry
