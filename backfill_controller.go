@@ -28,6 +28,7 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
@@ -186,11 +187,12 @@ func NewBackfillController(
 	}
 	if err := c.handlers.add(jobInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueController,
-		UpdateFunc: func(_, obj any) {
+		UpdateFunc: func(old, obj any) {
 			if j, ok := obj.(metav1.Object); ok && !slices.Contains(j.GetFinalizers(), backfill.Finalizer) {
 				c.released.Forget(j.GetUID())
 			}
 			c.enqueueController(obj)
+			c.enqueueWaiting(old, obj)
 		},
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -200,6 +202,7 @@ func NewBackfillController(
 				c.released.Forget(j.GetUID())
 			}
 			c.enqueueController(obj)
+			c.enqueueWaiting(nil, obj)
 		},
 	}); err != nil {
 		return nil, fmt.Errorf("adding Job handlers for Backfills: %w", err)
@@ -325,6 +328,32 @@ func (c *BackfillController) enqueueController(obj any) {
 		return
 	}
 	c.queue.Add(cache.ObjectName{Namespace: j.GetNamespace(), Name: ref.Name})
+}
+
+// enqueueWaiting queues the Backfills of the CronJob whose time a Job
+// (or its tombstone) is the first run of, once that Job has finished or
+// is going away: a Backfill may wait for it (WaitingForEarlierRun) to run
+// the time again, and the end of a Job another Backfill, or anyone, made
+// changes nothing of the CronJob's that would wake it. old is nil for a
+// delete.
+func (c *BackfillController) enqueueWaiting(old, obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	j, ok := obj.(*slim.Job)
+	if !ok {
+		return
+	}
+	if prev, ok := old.(*slim.Job); ok && (prev.Finished() != "" || j.Finished() == "") &&
+		(prev.DeletionTimestamp != nil || j.DeletionTimestamp == nil) {
+		return // neither finished nor going away just now
+	}
+	at, ok := j.ScheduledAt()
+	cronJob := job.CronJobNameOf(j.Name)
+	if !ok || job.Name(cronJob, at) != j.Name {
+		return // not a time's first run, the only run a Backfill waits for
+	}
+	c.enqueueFor(&metav1.ObjectMeta{Namespace: j.Namespace, Name: cronJob})
 }
 
 // Run waits for the caches, runs workers until ctx is cancelled, and returns

@@ -778,3 +778,48 @@ func TestAlwaysRunsAgainATimeWhoseRunTheCacheDidNotShow(t *testing.T) {
 		t.Errorf("after the CronJob's run of %v finished, created %v, want %v (status %+v)", at(0), got, want, bf.Status)
 	}
 }
+
+// Under rerunPolicy IfFailed a Backfill waits for the earlier run of a
+// time to finish before it may run the time again. When that run is
+// another Backfill's Job, whose end changes nothing of the CronJob's, the
+// Job's own events must wake the waiting Backfill: nothing else would (the
+// CronJob here is idle), and the failed time would never be run again.
+func TestWaitingBackfillWakesWhenTheEarlierRunFinishes(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	now := at(10 * time.Minute)
+	ran := at(-5 * time.Hour)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	earlier := backfillJobAt(ran, "other-uid")
+	earlier.OwnerReferences[0].Name = "other"
+	other := newBackfill(ran, ran.Add(time.Hour), 1)
+	other.Name, other.UID = "other", "other-uid"
+	other.Status = cronv1.BackfillStatus{Total: 1, Created: 1, LastHandledTime: &metav1.Time{Time: ran},
+		Active: []corev1.ObjectReference{job.Ref(earlier)}}
+	bf := newBackfill(ran, ran.Add(time.Hour), 1)
+	bf.Spec.RerunPolicy = cronv1.RerunIfFailed
+	f := newBackfillFixture(t, now, cj, bf, earlier)
+	if err := f.client.Tracker().Add(other); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeFactory.Start(ctx.Done())
+	f.cronFactory.Start(ctx.Done())
+	defer f.kubeFactory.Shutdown()
+	defer f.cronFactory.Shutdown()
+	done := make(chan error)
+	go func() { done <- f.c.Run(ctx, 1) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor(ctx, t, "the Backfill to wait for the earlier run", func() bool {
+		live, err := f.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(ctx, "bf", metav1.GetOptions{})
+		c := meta.FindStatusCondition(live.Status.Conditions, cronv1.ConditionBackfillComplete)
+		return err == nil && c != nil && c.Reason == backfill.ReasonWaitingForRun
+	})
+	finish(t, f, earlier.Name, batchv1.JobFailed)
+	rerun := job.RerunName("cj", bf.UID, ran)
+	waitFor(ctx, t, "the failed time to be run again as "+rerun, func() bool {
+		_, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(ctx, rerun, metav1.GetOptions{})
+		return err == nil
+	})
+}
