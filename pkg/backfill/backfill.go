@@ -499,21 +499,26 @@ func (p *Plan) Created(c Create, j metav1.Object) {
 // Exists reports that c's name was taken when it was created: by j, or by
 // an unknown Job when j is nil (it could not be read). It reports false,
 // leaving the time unhandled, when c was the time's first run and j is a
-// run of the time not this Backfill's: the time has run after all, and
-// under rerunPolicy IfFailed or Always it may be run again once that run
-// has finished, which only a sync whose cache shows j can judge. The
+// run of the time not this Backfill's that the policy may run again (it
+// is still running, or its outcome is one the policy runs again): only a
+// sync whose cache shows j can wait for it or make the run again. The
 // sync's later creates must then not be made, or lastHandledTime would
 // move past the time.
 func (p *Plan) Exists(c Create, j Job) bool {
+	policy := rerunPolicy(p.bf)
 	switch {
 	case j == nil:
 		p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
 		p.Status.Skipped++
 		p.event(corev1.EventTypeNormal, ReasonJobExists, "Skipped %s: job %s exists", formatTime(c.Time), c.Job.Name)
-	case !ours(j, p.bf) && rerunPolicy(p.bf) != cronv1.RerunNever && isScheduledName(c.Job.Name, c.Time):
-		return false
-	default:
+	case ours(j, p.bf) || policy == cronv1.RerunNever || !isScheduledName(c.Job.Name, c.Time):
 		p.exists(c.Time, j, ours(j, p.bf))
+	default:
+		outcome := ranAs(nil, c.Job.Name, j, true)
+		if policy == cronv1.RerunAlways || outcome == cronv1.OutcomeFailed || outcome == cronv1.OutcomeRunning {
+			return false
+		}
+		p.alreadyRun(c.Time, c.Job.Name, outcome, policy)
 	}
 	p.conclude(nil)
 	return true

@@ -202,3 +202,38 @@ func TestEachBackfillRunsATimeAgainUnderItsOwnName(t *testing.T) {
 		t.Errorf("name %q is %d characters, more than a Job name may be", n, len(n))
 	}
 }
+
+// The create of a time's first run meets a run of the time the cache did
+// not show (AlreadyExists). Under IfFailed a run that succeeded is
+// skipped there and then; one still running, or failed, leaves the time
+// to the next sync, which waits for it or runs it again, and stops the
+// sync's later creates: none is skipped as under Never.
+func TestIfFailedJudgesARunItsCreateMet(t *testing.T) {
+	last := hour(5)
+	cj := cronJob(hour(-1), &last)
+	for _, tc := range []struct {
+		finished batchv1.JobConditionType
+		handled  bool
+	}{
+		{batchv1.JobComplete, true},
+		{batchv1.JobFailed, false},
+		{"", false},
+	} {
+		bf := withPolicy(backfillOf(hour(4), hour(6), 10), cronv1.RerunIfFailed)
+		p := Decide(Input{Backfill: bf, CronJob: cj, Job: lookup(), Now: hour(6)})
+		if len(p.Creates) != 2 {
+			t.Fatalf("creates %v, want 04:00 and 05:00", createdNames(p))
+		}
+		met := scheduledJob(hour(4))
+		met.finished = tc.finished
+		if got := p.Exists(p.Creates[0], met); got != tc.handled {
+			t.Errorf("a run %q met: handled %v, want %v", tc.finished, got, tc.handled)
+		}
+		switch st := p.Status; {
+		case tc.handled && (st.Skipped != 1 || !st.LastHandledTime.Time.Equal(hour(4))):
+			t.Errorf("a succeeded run met: status %+v, want 04:00 skipped", st)
+		case !tc.handled && (st.Skipped != 0 || st.LastHandledTime != nil):
+			t.Errorf("a run %q met: status %+v, want 04:00 left unhandled", tc.finished, st)
+		}
+	}
+}
