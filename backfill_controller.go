@@ -509,8 +509,11 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 		bf = updated
 	}
 	var createErr error
-	for _, create := range plan.Creates {
-		if createErr = c.create(ctx, create, plan); createErr != nil {
+	// By index: a create that meets a run of its time may plan the run
+	// again right after it (Plan.Exists).
+	for i := 0; i < len(plan.Creates); i++ {
+		more, err := c.create(ctx, plan.Creates[i], plan)
+		if createErr = err; err != nil || !more {
 			break
 		}
 	}
@@ -665,33 +668,30 @@ func (c *BackfillController) release(ctx context.Context, j *slim.Job) error {
 	return nil
 }
 
-// create makes one Job of the plan and reports the outcome to it. A name
+// create makes one Job of the plan and reports the outcome to it; more
+// is false when the plan's later creates must wait (Plan.Exists). A name
 // already taken is read live, to tell a Job of this Backfill (made before a
 // lost status write) from another's.
-func (c *BackfillController) create(ctx context.Context, create backfill.Create, plan *backfill.Plan) error {
+func (c *BackfillController) create(ctx context.Context, create backfill.Create, plan *backfill.Plan) (more bool, err error) {
 	made, err := c.jobs.Create(ctx, create.Job)
 	switch {
 	case err == nil:
 		klog.FromContext(ctx).V(2).Info("Created backfill Job", "job", klog.KObj(made), "scheduledAt", create.Time)
 		plan.Created(create, made)
-		return nil
+		return true, nil
 	case apierrors.IsAlreadyExists(err):
 		live, getErr := c.jobs.Get(ctx, create.Job.Namespace, create.Job.Name)
 		if getErr != nil {
-			return fmt.Errorf("reading job %s, whose name is taken: %w", create.Job.Name, getErr)
+			return false, fmt.Errorf("reading job %s, whose name is taken: %w", create.Job.Name, getErr)
 		}
-		if !plan.Exists(create, slim.NewJob(live)) {
-			return fmt.Errorf("job %s, the first run of %s, was made meanwhile by another: the time is judged again once the cache shows it",
-				create.Job.Name, create.Time.UTC().Format(time.RFC3339))
-		}
-		return nil
+		return plan.Exists(create, slim.NewJob(live)), nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The template is at fault: no retry can help.
 		plan.Rejected(create, err)
-		return nil
+		return true, nil
 	default:
 		plan.CreateFailed(create, err)
-		return fmt.Errorf("creating job %s: %w", create.Job.Name, err)
+		return false, fmt.Errorf("creating job %s: %w", create.Job.Name, err)
 	}
 }
 

@@ -752,30 +752,49 @@ func TestBackfillReadsTheRunHistoryLiveBeforeCreating(t *testing.T) {
 
 // Under rerunPolicy Always a time the CronJob has just run is run again
 // once that run has finished, even when the Job cache did not show the
-// CronJob's Job yet: the create of the time's first run then meets it
+// CronJob's Job (it lags; with -shards it may never show a Job of another
+// replica's shard): the create of the time's first run then meets it
 // (AlreadyExists). Skipped then as "exists", as under Never, the time
 // would never be run again.
 func TestAlwaysRunsAgainATimeWhoseRunTheCacheDidNotShow(t *testing.T) {
-	now := at(10 * time.Minute)
-	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
-	bf := newBackfill(at(0), at(time.Hour), 1)
-	bf.Spec.RerunPolicy = cronv1.RerunAlways
-	f := newBackfillFixture(t, now, cj, bf)
-	// The CronJob's run of 10:00, made before the sync; the cache lags.
-	if _, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Create(context.Background(), newJob(at(0), running), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f.kubeclient.ClearActions()
-	_ = f.c.syncBackfill(context.Background(), backfillKey)
-	live, err := f.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), "bf", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.cacheBackfill(live)
-	finish(t, f, jobName(at(0)), batchv1.JobComplete)
-	bf = f.sync()
-	if got, want := f.createdJobs(), []string{job.RerunName("cj", bf.UID, at(0))}; !slices.Equal(got, want) {
-		t.Errorf("after the CronJob's run of %v finished, created %v, want %v (status %+v)", at(0), got, want, bf.Status)
+	for _, tc := range []struct {
+		name  string
+		state jobState
+	}{{"running", running}, {"finished", succeeded}} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := at(10 * time.Minute)
+			cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+			bf := newBackfill(at(0), at(time.Hour), 1)
+			bf.Spec.RerunPolicy = cronv1.RerunAlways
+			f := newBackfillFixture(t, now, cj, bf)
+			// The CronJob's run of 10:00, which the Job cache never shows.
+			if _, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Create(context.Background(), newJob(at(0), tc.state), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			again := job.RerunName("cj", bf.UID, at(0))
+			for range 2 {
+				f.kubeclient.ClearActions()
+				if err := f.c.syncBackfill(context.Background(), backfillKey); err != nil {
+					t.Fatal(err)
+				}
+				live, err := f.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), "bf", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.cacheBackfill(live)
+				if slices.Contains(f.createdJobs(), again) {
+					if live.Status.Created != 1 || live.Status.Rerun != 1 || live.Status.Skipped != 0 {
+						t.Errorf("status %+v, want the run again counted", live.Status)
+					}
+					return
+				}
+				if live.Status.Skipped != 0 || live.Status.LastHandledTime != nil {
+					t.Fatalf("while the CronJob's run of %v runs: status %+v, want the time unhandled", at(0), live.Status)
+				}
+				finish(t, f, jobName(at(0)), batchv1.JobComplete)
+			}
+			t.Errorf("the time %v, run by the CronJob, was never run again as %s", at(0), again)
+		})
 	}
 }
 
