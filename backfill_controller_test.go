@@ -789,7 +789,7 @@ func TestAlwaysRunsAgainATimeWhoseRunTheCacheDidNotShow(t *testing.T) {
 					return
 				}
 				if live.Status.Skipped != 0 || live.Status.LastHandledTime != nil {
-					t.Fatalf("while the CronJob's run of %v runs: status %+v, want the time unhandled", at(0), live.Status)
+					t.Fatalf("the CronJob's run of %v met, not run again: status %+v, want the time unhandled", at(0), live.Status)
 				}
 				finish(t, f, jobName(at(0)), batchv1.JobComplete)
 			}
