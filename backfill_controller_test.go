@@ -756,7 +756,7 @@ func TestBackfillReadsTheRunHistoryLiveBeforeCreating(t *testing.T) {
 // replica's shard): the create of the time's first run then meets it
 // (AlreadyExists). Skipped then as "exists", as under Never, the time
 // would never be run again.
-func TestAlwaysRunsAgainATimeWhoseRunTheCacheDidNotShow(t *testing.T) {
+func TestBackfillAlwaysRunsAgainATimeWhoseRunTheCacheDidNotShow(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		state jobState
