@@ -28,6 +28,7 @@ import (
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	listers "github.com/cronjob-controller/cronjob-controller/pkg/generated/listers/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
 	"github.com/cronjob-controller/cronjob-controller/pkg/ownwrites"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
@@ -186,11 +187,12 @@ func NewBackfillController(
 	}
 	if err := c.handlers.add(jobInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueController,
-		UpdateFunc: func(_, obj any) {
+		UpdateFunc: func(old, obj any) {
 			if j, ok := obj.(metav1.Object); ok && !slices.Contains(j.GetFinalizers(), backfill.Finalizer) {
 				c.released.Forget(j.GetUID())
 			}
 			c.enqueueController(obj)
+			c.enqueueWaiting(old, obj)
 		},
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -200,6 +202,7 @@ func NewBackfillController(
 				c.released.Forget(j.GetUID())
 			}
 			c.enqueueController(obj)
+			c.enqueueWaiting(nil, obj)
 		},
 	}); err != nil {
 		return nil, fmt.Errorf("adding Job handlers for Backfills: %w", err)
@@ -325,6 +328,32 @@ func (c *BackfillController) enqueueController(obj any) {
 		return
 	}
 	c.queue.Add(cache.ObjectName{Namespace: j.GetNamespace(), Name: ref.Name})
+}
+
+// enqueueWaiting queues the Backfills of the CronJob whose time a Job
+// (or its tombstone) is the first run of, once that Job has finished or
+// is going away: a Backfill may wait for it (WaitingForEarlierRun) to run
+// the time again, and the end of a Job another Backfill, or anyone, made
+// changes nothing of the CronJob's that would wake it. old is nil for a
+// delete.
+func (c *BackfillController) enqueueWaiting(old, obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	j, ok := obj.(*slim.Job)
+	if !ok {
+		return
+	}
+	if prev, ok := old.(*slim.Job); ok && (prev.Finished() != "" || j.Finished() == "") &&
+		(prev.DeletionTimestamp != nil || j.DeletionTimestamp == nil) {
+		return // neither finished nor going away just now
+	}
+	at, ok := j.ScheduledAt()
+	cronJob := job.CronJobNameOf(j.Name)
+	if !ok || job.Name(cronJob, at) != j.Name {
+		return // not a time's first run, the only run a Backfill waits for
+	}
+	c.enqueueFor(&metav1.ObjectMeta{Namespace: j.Namespace, Name: cronJob})
 }
 
 // Run waits for the caches, runs workers until ctx is cancelled, and returns
@@ -480,8 +509,11 @@ func (c *BackfillController) syncBackfill(ctx context.Context, key cache.ObjectN
 		bf = updated
 	}
 	var createErr error
-	for _, create := range plan.Creates {
-		if createErr = c.create(ctx, create, plan); createErr != nil {
+	// By index: a create that meets a run of its time may plan the run
+	// again right after it (Plan.Exists).
+	for i := 0; i < len(plan.Creates); i++ {
+		more, err := c.create(ctx, plan.Creates[i], plan)
+		if createErr = err; err != nil || !more {
 			break
 		}
 	}
@@ -636,30 +668,30 @@ func (c *BackfillController) release(ctx context.Context, j *slim.Job) error {
 	return nil
 }
 
-// create makes one Job of the plan and reports the outcome to it. A name
+// create makes one Job of the plan and reports the outcome to it; more
+// is false when the plan's later creates must wait (Plan.Exists). A name
 // already taken is read live, to tell a Job of this Backfill (made before a
 // lost status write) from another's.
-func (c *BackfillController) create(ctx context.Context, create backfill.Create, plan *backfill.Plan) error {
+func (c *BackfillController) create(ctx context.Context, create backfill.Create, plan *backfill.Plan) (more bool, err error) {
 	made, err := c.jobs.Create(ctx, create.Job)
 	switch {
 	case err == nil:
 		klog.FromContext(ctx).V(2).Info("Created backfill Job", "job", klog.KObj(made), "scheduledAt", create.Time)
 		plan.Created(create, made)
-		return nil
+		return true, nil
 	case apierrors.IsAlreadyExists(err):
 		live, getErr := c.jobs.Get(ctx, create.Job.Namespace, create.Job.Name)
 		if getErr != nil {
-			return fmt.Errorf("reading job %s, whose name is taken: %w", create.Job.Name, getErr)
+			return false, fmt.Errorf("reading job %s, whose name is taken: %w", create.Job.Name, getErr)
 		}
-		plan.Exists(create, slim.NewJob(live))
-		return nil
+		return plan.Exists(create, slim.NewJob(live)), nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The template is at fault: no retry can help.
 		plan.Rejected(create, err)
-		return nil
+		return true, nil
 	default:
 		plan.CreateFailed(create, err)
-		return fmt.Errorf("creating job %s: %w", create.Job.Name, err)
+		return false, fmt.Errorf("creating job %s: %w", create.Job.Name, err)
 	}
 }
 

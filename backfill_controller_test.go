@@ -749,3 +749,96 @@ func TestBackfillReadsTheRunHistoryLiveBeforeCreating(t *testing.T) {
 		t.Errorf("status %+v, want the time skipped as already run and the Backfill complete", bf.Status)
 	}
 }
+
+// Under rerunPolicy Always a time the CronJob has just run is run again
+// once that run has finished, even when the Job cache did not show the
+// CronJob's Job (it lags; with -shards it may never show a Job of another
+// replica's shard): the create of the time's first run then meets it
+// (AlreadyExists). Skipped then as "exists", as under Never, the time
+// would never be run again.
+func TestBackfillAlwaysRunsAgainATimeWhoseRunTheCacheDidNotShow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state jobState
+	}{{"running", running}, {"finished", succeeded}} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := at(10 * time.Minute)
+			cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+			bf := newBackfill(at(0), at(time.Hour), 1)
+			bf.Spec.RerunPolicy = cronv1.RerunAlways
+			f := newBackfillFixture(t, now, cj, bf)
+			// The CronJob's run of 10:00, which the Job cache never shows.
+			if _, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Create(context.Background(), newJob(at(0), tc.state), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			again := job.RerunName("cj", bf.UID, at(0))
+			for range 2 {
+				f.kubeclient.ClearActions()
+				if err := f.c.syncBackfill(context.Background(), backfillKey); err != nil {
+					t.Fatal(err)
+				}
+				live, err := f.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(context.Background(), "bf", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.cacheBackfill(live)
+				if slices.Contains(f.createdJobs(), again) {
+					if live.Status.Created != 1 || live.Status.Rerun != 1 || live.Status.Skipped != 0 {
+						t.Errorf("status %+v, want the run again counted", live.Status)
+					}
+					return
+				}
+				if live.Status.Skipped != 0 || live.Status.LastHandledTime != nil {
+					t.Fatalf("the CronJob's run of %v met, not run again: status %+v, want the time unhandled", at(0), live.Status)
+				}
+				finish(t, f, jobName(at(0)), batchv1.JobComplete)
+			}
+			t.Errorf("the time %v, run by the CronJob, was never run again as %s", at(0), again)
+		})
+	}
+}
+
+// Under rerunPolicy IfFailed a Backfill waits for the earlier run of a
+// time to finish before it may run the time again. When that run is
+// another Backfill's Job, whose end changes nothing of the CronJob's, the
+// Job's own events must wake the waiting Backfill: nothing else would (the
+// CronJob here is idle), and the failed time would never be run again.
+func TestWaitingBackfillWakesWhenTheEarlierRunFinishes(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	now := at(10 * time.Minute)
+	ran := at(-5 * time.Hour)
+	cj := newCronJob(createdAt(at(-6*time.Hour)), lastScheduled(at(0)))
+	earlier := backfillJobAt(ran, "other-uid")
+	earlier.OwnerReferences[0].Name = "other"
+	other := newBackfill(ran, ran.Add(time.Hour), 1)
+	other.Name, other.UID = "other", "other-uid"
+	other.Status = cronv1.BackfillStatus{Total: 1, Created: 1, LastHandledTime: &metav1.Time{Time: ran},
+		Active: []corev1.ObjectReference{job.Ref(earlier)}}
+	bf := newBackfill(ran, ran.Add(time.Hour), 1)
+	bf.Spec.RerunPolicy = cronv1.RerunIfFailed
+	f := newBackfillFixture(t, now, cj, bf, earlier)
+	if err := f.client.Tracker().Add(other); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeFactory.Start(ctx.Done())
+	f.cronFactory.Start(ctx.Done())
+	defer f.kubeFactory.Shutdown()
+	defer f.cronFactory.Shutdown()
+	done := make(chan error)
+	go func() { done <- f.c.Run(ctx, 1) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor(ctx, t, "the Backfill to wait for the earlier run", func() bool {
+		live, err := f.client.BatchV1().Backfills(metav1.NamespaceDefault).Get(ctx, "bf", metav1.GetOptions{})
+		c := meta.FindStatusCondition(live.Status.Conditions, cronv1.ConditionBackfillComplete)
+		return err == nil && c != nil && c.Reason == backfill.ReasonWaitingForRun
+	})
+	finish(t, f, earlier.Name, batchv1.JobFailed)
+	rerun := job.RerunName("cj", bf.UID, ran)
+	waitFor(ctx, t, "the failed time to be run again as "+rerun, func() bool {
+		_, err := f.kubeclient.BatchV1().Jobs(metav1.NamespaceDefault).Get(ctx, rerun, metav1.GetOptions{})
+		return err == nil
+	})
+}

@@ -27,6 +27,7 @@ import (
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
@@ -47,8 +48,40 @@ func TestBackfillModelWalk(t *testing.T) {
 		if seed > 20 {
 			name = bfLongName
 		}
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { walkBackfill(t, seed, 150, name) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { walkBackfill(t, seed, 150, name, "") })
 	}
+}
+
+// The walk under a rerun policy: the CronJob ran two of every three times
+// of the range before the Backfill, a third of them failing (their Jobs
+// kept, until a step deletes them) and a third succeeding (their Jobs
+// pruned); its run history records both. After every step: no time has
+// had two Jobs of the Backfill, whatever their names. After the faults
+// stop: under Always every time has had exactly one, named as its
+// scheduled run if it never ran, for the Backfill if it did; under
+// IfFailed the succeeded times have had none. Half the replicas' CronJob
+// caches predate the run history.
+func TestBackfillRerunModelWalk(t *testing.T) {
+	for seed := uint64(25); seed <= 36; seed++ {
+		policy := cronv1.RerunAlways
+		if seed%2 == 0 {
+			policy = cronv1.RerunIfFailed
+		}
+		t.Run(fmt.Sprintf("%d-%s", seed, policy), func(t *testing.T) { walkBackfill(t, seed, 150, "bf", policy) })
+	}
+}
+
+// ranBeforeBackfill says how the CronJob ran the i-th time of the walk's
+// range before the Backfill (see TestBackfillRerunModelWalk): failed,
+// succeeded, or "" for never.
+func ranBeforeBackfill(i int) cronv1.RunOutcome {
+	switch i % 3 {
+	case 0:
+		return cronv1.OutcomeFailed
+	case 1:
+		return cronv1.OutcomeSucceeded
+	}
+	return ""
 }
 
 // bfLongName is a Backfill name of 72 characters.
@@ -68,21 +101,40 @@ type bfWorld struct {
 
 	rv          int
 	uids        int
-	created     map[string]int // successful creates per Job name
-	failStatus  int            // status writes still to fail
-	failCreate  int            // Job creates still to fail
-	loseAnswers int            // Job creates still to succeed with an error answer
+	created     map[string]int    // successful creates per Job name
+	createdAt   map[time.Time]int // successful creates per scheduled time
+	policy      cronv1.RerunPolicy
+	failStatus  int // status writes still to fail
+	failCreate  int // Job creates still to fail
+	loseAnswers int // Job creates still to succeed with an error answer
 	log         []string
 }
 
-func newBFWorld(t *testing.T, seed uint64, name string) *bfWorld {
-	w := &bfWorld{t: t, rng: rand.New(rand.NewPCG(seed, 77)), now: at(10 * time.Minute), created: map[string]int{}, name: name}
+func newBFWorld(t *testing.T, seed uint64, name string, policy cronv1.RerunPolicy) *bfWorld {
+	w := &bfWorld{t: t, rng: rand.New(rand.NewPCG(seed, 77)), now: at(10 * time.Minute), created: map[string]int{},
+		createdAt: map[time.Time]int{}, name: name, policy: policy}
 	w.cj = newCronJob(createdAt(at(-13*time.Hour)), lastScheduled(at(0)))
 	bf := newBackfill(at(-12*time.Hour), at(0), int32(1+w.rng.IntN(3)))
 	bf.Name = name
 	bf.ResourceVersion = "1"
+	bf.Spec.RerunPolicy = policy
 	w.rv = 1
-	w.kubeclient = k8sfake.NewClientset()
+	var ran []runtime.Object
+	if policy != "" {
+		for i := range 12 {
+			at := at(time.Duration(i-12) * time.Hour)
+			outcome := ranBeforeBackfill(i)
+			if outcome == "" {
+				continue
+			}
+			w.cj.Status.RecentRuns = append([]cronv1.RunRecord{{JobName: jobName(at), Trigger: cronv1.TriggerScheduled,
+				ScheduledTime: &metav1.Time{Time: at}, Outcome: outcome}}, w.cj.Status.RecentRuns...)
+			if outcome == cronv1.OutcomeFailed {
+				ran = append(ran, newJob(at, failed))
+			}
+		}
+	}
+	w.kubeclient = k8sfake.NewClientset(ran...)
 	w.client = fake.NewClientset(bf, w.cj.DeepCopy())
 	jobsGVR := batchv1.SchemeGroupVersion.WithResource("jobs")
 	w.kubeclient.PrependReactor("create", "jobs", func(a core.Action) (bool, runtime.Object, error) {
@@ -101,6 +153,9 @@ func newBFWorld(t *testing.T, seed uint64, name string) *bfWorld {
 			return true, nil, err
 		}
 		w.created[j.Name]++
+		if at, ok := job.ScheduledAt(j); ok {
+			w.createdAt[at]++
+		}
 		if w.loseAnswers > 0 {
 			w.loseAnswers--
 			return true, nil, apierrors.NewTimeoutError("create answer lost", 1)
@@ -190,7 +245,13 @@ type bfReplica struct {
 func (w *bfWorld) newReplica() *bfReplica {
 	r := &bfReplica{}
 	r.c, r.kubeFactory, r.cronFactory = newBackfillControllerOn(w.t, w.kubeclient, w.client, w.now, record.NewFakeRecorder(10000))
-	cacheCronJob(w.t, r.cronFactory, w.cj)
+	cj := w.cj
+	if w.policy != "" && w.rng.IntN(2) == 0 {
+		// A CronJob cache older than the status that recorded its runs.
+		cj = cj.DeepCopy()
+		cj.Status.RecentRuns = nil
+	}
+	cacheCronJob(w.t, r.cronFactory, cj)
 	return r
 }
 
@@ -226,8 +287,8 @@ func (r *bfReplica) show(t *testing.T, s snapshot, jobs, backfill bool) {
 	}
 }
 
-func walkBackfill(t *testing.T, seed uint64, steps int, name string) {
-	w := newBFWorld(t, seed, name)
+func walkBackfill(t *testing.T, seed uint64, steps int, name string, policy cronv1.RerunPolicy) {
+	w := newBFWorld(t, seed, name, policy)
 	r := w.newReplica()
 	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: name}
 	history := []snapshot{w.snapshot()}
@@ -237,6 +298,11 @@ func walkBackfill(t *testing.T, seed uint64, steps int, name string) {
 		for name, n := range w.created {
 			if n > 1 {
 				t.Fatalf("seed %d: Job %s created %d times; steps:\n%s", seed, name, n, strings.Join(w.log, "\n"))
+			}
+		}
+		for at, n := range w.createdAt {
+			if n > 1 {
+				t.Fatalf("seed %d: the time %v got %d Jobs of the Backfill; steps:\n%s", seed, at, n, strings.Join(w.log, "\n"))
 			}
 		}
 	}
@@ -346,18 +412,52 @@ func walkBackfill(t *testing.T, seed uint64, steps int, name string) {
 	if !meta.IsStatusConditionTrue(st.Conditions, cronv1.ConditionBackfillComplete) {
 		t.Fatalf("seed %d: not complete after the faults stopped: %+v\nsteps:\n%s", seed, st, strings.Join(w.log, "\n"))
 	}
-	if st.Total != 12 || st.Created != 12 || st.Skipped != 0 || st.Succeeded+st.Failed != 12 {
-		t.Errorf("seed %d: status %+v, want 12 times, each created and counted once", seed, st)
-	}
-	for i := range 12 {
-		if name := jobName(at(time.Duration(i-12) * time.Hour)); w.created[name] != 1 {
-			t.Errorf("seed %d: the time of %s had %d Jobs, want 1", seed, name, w.created[name])
+	if policy != "" {
+		checkRerunWalk(t, w, seed, st)
+	} else {
+		if st.Total != 12 || st.Created != 12 || st.Skipped != 0 || st.Succeeded+st.Failed != 12 {
+			t.Errorf("seed %d: status %+v, want 12 times, each created and counted once", seed, st)
+		}
+		for i := range 12 {
+			if name := jobName(at(time.Duration(i-12) * time.Hour)); w.created[name] != 1 {
+				t.Errorf("seed %d: the time of %s had %d Jobs, want 1", seed, name, w.created[name])
+			}
 		}
 	}
 	for _, j := range w.jobs() {
 		if j.DeletionTimestamp != nil {
 			t.Errorf("seed %d: Job %s hangs in Terminating with finalizers %v", seed, j.Name, j.Finalizers)
 		}
+	}
+}
+
+// checkRerunWalk checks the end of a walk under a rerun policy: each time
+// got the Jobs the policy asks for, under the names it asks for, and the
+// status counts them.
+func checkRerunWalk(t *testing.T, w *bfWorld, seed uint64, st cronv1.BackfillStatus) {
+	t.Helper()
+	var created, rerun, skipped int32
+	for i := range 12 {
+		at := at(time.Duration(i-12) * time.Hour)
+		first, again := jobName(at), job.RerunName("cj", "bf-uid", at)
+		wantFirst, wantAgain := 0, 0
+		switch outcome := ranBeforeBackfill(i); {
+		case outcome == "":
+			wantFirst = 1
+		case w.policy == cronv1.RerunAlways || outcome == cronv1.OutcomeFailed:
+			wantAgain = 1
+		default:
+			skipped++
+		}
+		created += int32(wantFirst + wantAgain)
+		rerun += int32(wantAgain)
+		if w.created[first] != wantFirst || w.created[again] != wantAgain {
+			t.Errorf("seed %d: the time %v (ran before: %q) got %d Jobs %s and %d Jobs %s; want %d and %d",
+				seed, at, ranBeforeBackfill(i), w.created[first], first, w.created[again], again, wantFirst, wantAgain)
+		}
+	}
+	if st.Total != 12 || st.Created != created || st.Rerun != rerun || st.Skipped != skipped || st.Succeeded+st.Failed != created {
+		t.Errorf("seed %d: status %+v, want %d created (%d run again), %d skipped", seed, st, created, rerun, skipped)
 	}
 }
 

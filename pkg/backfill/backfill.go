@@ -497,16 +497,40 @@ func (p *Plan) Created(c Create, j metav1.Object) {
 }
 
 // Exists reports that c's name was taken when it was created: by j, or by
-// an unknown Job when j is nil (it could not be read).
-func (p *Plan) Exists(c Create, j Job) {
-	if j == nil {
+// an unknown Job when j is nil (it could not be read). When c was the
+// time's first run and j a run of the time not this Backfill's, the time
+// has run after all, and is judged by j, read live (with -shards the Job
+// cache may never show a Job another replica's shard controls): skipped,
+// or run again, its Job planned right after c; or, j still running, left
+// unhandled, and Exists reports false: the sync makes no later create, or
+// lastHandledTime would move past the time. A later sync judges it again.
+func (p *Plan) Exists(c Create, j Job) bool {
+	policy := rerunPolicy(p.bf)
+	switch {
+	case j == nil:
 		p.Status.LastHandledTime = &metav1.Time{Time: c.Time}
 		p.Status.Skipped++
 		p.event(corev1.EventTypeNormal, ReasonJobExists, "Skipped %s: job %s exists", formatTime(c.Time), c.Job.Name)
-	} else {
+	case ours(j, p.bf) || policy == cronv1.RerunNever || !isScheduledName(c.Job.Name, c.Time):
 		p.exists(c.Time, j, ours(j, p.bf))
+	default:
+		switch outcome := ranAs(nil, c.Job.Name, j, true); {
+		case outcome == cronv1.OutcomeRunning:
+			if len(p.Status.Active) == 0 {
+				p.incomplete(ReasonWaitingForRun, fmt.Sprintf("the run of %s (job %s) is still running: it runs again once that run has finished", formatTime(c.Time), c.Job.Name))
+			}
+			return false
+		case policy == cronv1.RerunAlways || outcome == cronv1.OutcomeFailed:
+			again := Create{Job: c.Job.DeepCopy(), Time: c.Time}
+			again.Job.Name = job.RerunName(p.bf.Spec.CronJobName, p.bf.UID, c.Time)
+			at := slices.IndexFunc(p.Creates, func(o Create) bool { return o.Job.Name == c.Job.Name })
+			p.Creates = slices.Insert(p.Creates, at+1, again)
+		default:
+			p.alreadyRun(c.Time, c.Job.Name, outcome, policy)
+		}
 	}
 	p.conclude(nil)
+	return true
 }
 
 // Rejected reports c's Job refused by the API server as invalid. A retry

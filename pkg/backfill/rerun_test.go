@@ -202,3 +202,46 @@ func TestEachBackfillRunsATimeAgainUnderItsOwnName(t *testing.T) {
 		t.Errorf("name %q is %d characters, more than a Job name may be", n, len(n))
 	}
 }
+
+// The create of a time's first run meets a run of the time the cache did
+// not show (AlreadyExists; with -shards the cache may never show it).
+// Under IfFailed a run that succeeded is skipped there and then, one that
+// failed is run again right after, before the later times; one still
+// running leaves the time to a later sync and stops the sync's later
+// creates. None is skipped as under Never.
+func TestIfFailedJudgesARunItsCreateMet(t *testing.T) {
+	last := hour(5)
+	cj := cronJob(hour(-1), &last)
+	for _, tc := range []struct {
+		finished batchv1.JobConditionType
+		handled  bool
+		creates  []string // the plan's creates after the first
+		skipped  int32
+	}{
+		{batchv1.JobComplete, true, []string{job.Name("cj", hour(5))}, 1},
+		{batchv1.JobFailed, true, []string{job.RerunName("cj", "bf-uid", hour(4)), job.Name("cj", hour(5))}, 0},
+		{"", false, []string{job.Name("cj", hour(5))}, 0},
+	} {
+		bf := withPolicy(backfillOf(hour(4), hour(6), 10), cronv1.RerunIfFailed)
+		p := Decide(Input{Backfill: bf, CronJob: cj, Job: lookup(), Now: hour(6)})
+		if len(p.Creates) != 2 {
+			t.Fatalf("creates %v, want 04:00 and 05:00", createdNames(p))
+		}
+		met := scheduledJob(hour(4))
+		met.finished = tc.finished
+		if got := p.Exists(p.Creates[0], met); got != tc.handled {
+			t.Errorf("a run %q met: the sync goes on: %v, want %v", tc.finished, got, tc.handled)
+		}
+		if got := createdNames(p)[1:]; !slices.Equal(got, tc.creates) {
+			t.Errorf("a run %q met: creates after it %v, want %v", tc.finished, got, tc.creates)
+		}
+		if st := p.Status; st.Skipped != tc.skipped || st.Created != 0 {
+			t.Errorf("a run %q met: status %+v, want %d skipped", tc.finished, st, tc.skipped)
+		}
+		if again := p.Creates[1]; tc.finished == batchv1.JobFailed {
+			if at, _ := job.ScheduledAt(again.Job); !at.Equal(hour(4)) || !again.Time.Equal(hour(4)) || metav1.GetControllerOf(again.Job).UID != bf.UID {
+				t.Errorf("the run again %+v is not the Backfill's Job of 04:00", again.Job.ObjectMeta)
+			}
+		}
+	}
+}
