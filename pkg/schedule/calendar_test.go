@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -308,8 +309,17 @@ func (x calExpr) holds(date time.Time) bool {
 
 var dayNames = []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}
 
-// genCalExpr writes a random schedule with calendar forms.
+// genCalExpr writes a random schedule with at least one calendar form.
 func genCalExpr(r *rand.Rand) calExpr {
+	for {
+		if x := genDayFields(r); slices.ContainsFunc(append(x.dom, x.dow...), func(e calElem) bool { return e.kind != "n" }) {
+			return x
+		}
+	}
+}
+
+// genDayFields writes random day and month fields.
+func genDayFields(r *rand.Rand) calExpr {
 	var x calExpr
 	letter := func(s string) string {
 		if r.IntN(5) == 0 {
@@ -393,7 +403,9 @@ func genCalExpr(r *rand.Rand) calExpr {
 
 // The times of day the oracle's dates are checked at, each with how many
 // runs a date has: a fixed offset, a wall time the spring change skips
-// and the autumn one repeats, and hours every real hour has.
+// and the autumn one repeats (New York, and Cairo, which changes at
+// midnight), several hours, and every hour, which follows real time (0:
+// as many runs as the day has hours, 23 and 25 on the days of a change).
 var calTimes = []struct {
 	minuteHour, zone string
 	perDay           int
@@ -402,6 +414,7 @@ var calTimes = []struct {
 	{"30 2", "America/New_York", 1},
 	{"15 */6", "Europe/Berlin", 4},
 	{"45 0", "Africa/Cairo", 1},
+	{"50 *", "Europe/Berlin", 0},
 }
 
 // checkAgainstOracle compares the schedule's runs from 2026 to 2046 with
@@ -445,8 +458,13 @@ func checkAgainstOracle(t *testing.T, x calExpr, timeIndex int) {
 		}
 	}
 	for date, n := range perDay {
-		if n != tod.perDay {
-			t.Fatalf("%q in %s: %d runs on %s, want %d", spec, tod.zone, n, date, tod.perDay)
+		want := tod.perDay
+		if want == 0 {
+			d, _ := time.ParseInLocation(time.DateOnly, date, loc)
+			want = int(time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc).Sub(d).Hours())
+		}
+		if n != want {
+			t.Fatalf("%q in %s: %d runs on %s, want %d", spec, tod.zone, n, date, want)
 		}
 	}
 }
