@@ -23,7 +23,8 @@ import (
 //     Friday) and d#k (k 1-5) the k-th day d (MON#1: the first Monday);
 //     a month without a fifth one has no run for d#5. Days are numbered as
 //     everywhere in this cron, 0-6 from Sunday (Quartz counts 1-7), or
-//     named in any case.
+//     named in any case. L alone, Saturday to Quartz, is refused here: it
+//     reads too easily as the last day of the month.
 //
 // A form is one element of its field's comma-separated list, so "1,15,L"
 // is the 1st, the 15th and the last day; Quartz allows a form only alone.
