@@ -38,6 +38,7 @@ func TestNextTimesStartWhereTheControllerSaysTheNextRunIs(t *testing.T) {
 			cj.Spec.Schedules = []cronv1.ScheduleEntry{"0 9 * * 1-5", "H 17 * * 5", "0 9 * * *"}
 			cj.Spec.TimeZone = ptr.To("Europe/Berlin")
 		})},
+		{"calendar forms across daylight saving", newCronJob("calendar", "30 2 LW * SUN#2", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("America/New_York") })},
 		{"a window that opens later", newCronJob("later", "0 * * * *", func(cj *cronv1.CronJob) {
 			cj.Spec.NotBefore = &metav1.Time{Time: time.Date(2028, 1, 1, 0, 30, 0, 0, time.UTC)}
 			cj.Spec.NotAfter = &metav1.Time{Time: time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -77,6 +78,30 @@ Asia/Kolkata                  UTC
 Tue 2026-11-24 06:49:00 IST   2026-11-24T01:19:00Z
 Wed 2026-11-25 06:49:00 IST   2026-11-25T01:19:00Z
 Thu 2026-11-26 06:49:00 IST   2026-11-26T01:19:00Z
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// L, W and # show as the controller reads them: the last weekday of the
+// month, the first Monday, in the CronJob's zone.
+func TestNextShowsCalendarForms(t *testing.T) {
+	cj := newCronJob("close", "0 18 LW * MON#1", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Europe/Berlin") })
+	f := newFakes([]*cronv1.CronJob{cj})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "close", 5); err != nil {
+		t.Fatal(err)
+	}
+	// Both day fields restricted: either names a day, as in every cron.
+	// 31 January 2027 is a Sunday: the last weekday is Friday the 29th.
+	want := `schedule "0 18 LW * MON#1" in Europe/Berlin
+Europe/Berlin                 UTC
+Mon 2026-11-30 18:00:00 CET   2026-11-30T17:00:00Z
+Mon 2026-12-07 18:00:00 CET   2026-12-07T17:00:00Z
+Thu 2026-12-31 18:00:00 CET   2026-12-31T17:00:00Z
+Mon 2027-01-04 18:00:00 CET   2027-01-04T17:00:00Z
+Fri 2027-01-29 18:00:00 CET   2027-01-29T17:00:00Z
 `
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)

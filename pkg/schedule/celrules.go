@@ -9,7 +9,7 @@ import (
 // Resolve and Parse refuse, as far as CEL can say it, and never anything
 // they accept. The rules are regular expressions written out here from the
 // grammar the parser accepts (robfig/cron v3's ParseStandard, the H forms of
-// hash.go and Parse's own checks), so the two are read side by side; the
+// hash.go, the calendar forms of calendar.go and Parse's own checks), so the two are read side by side; the
 // markers on CronJobSpec carry the rules verbatim, and a unit test in
 // pkg/apis/batch/v1 keeps them equal (go test ./pkg/apis/batch/v1 -update
 // rewrites them). What CEL cannot know stays with the controller: a zone
@@ -175,13 +175,37 @@ const step = `\+?0*[1-9][0-9]{0,18}`
 //   - a value, or a value with a step (value-max/step);
 //   - a range a-b with a <= b, with or without a step;
 //   - H, H(a-b), H/n, H(a-b)/n within the H bounds; n at most the width
-//     of the H bounds here, and at most b-a+1 by hStepOK.
+//     of the H bounds here, and at most b-a+1 by hStepOK;
+//   - in the day fields, the calendar forms of calendar.go: L, L-n (n
+//     1-30), LW and nW (n 1-31) in the day of month; a value followed by
+//     L or by #k (k 1-5) in the day of week. L and W in either case.
 func (f celField) element() string {
 	named := f.names != nil
-	plain := "(?:" + f.value(f.lo, f.hi) + "|" + f.rangeRE(f.lo, f.hi, named) + ")"
+	value := f.value(f.lo, f.hi)
 	star := `[*?](?:-` + notSpace(",/") + `*)?`
 	h := `H(?:\(` + f.rangeRE(f.hlo, f.hhi, false) + `\))?(?:/` + number(1, f.hhi-f.hlo+1) + `)?`
-	return "(?:(?:" + star + "|" + plain + ")(?:/" + step + ")?|" + h + ")"
+	// A value is written once, with what may follow it, so that the
+	// day of week's names do not count twice against the cost limit.
+	afterValue := "/" + step
+	e := "(?:(?:" + star + "|" + f.rangeRE(f.lo, f.hi, named) + ")(?:/" + step + ")?|" + h
+	switch f.name {
+	case "day of month":
+		e += `|[Ll](?:-` + number(1, 30) + `|[Ww])?|` + number(1, 31) + `[Ww]`
+	case "day of week":
+		afterValue += `|[Ll]|#` + number(1, 5)
+	}
+	return e + "|" + value + "(?:" + afterValue + ")?)"
+}
+
+// what names the elements field f takes, for the message.
+func (f celField) what() string {
+	switch f.name {
+	case "day of month":
+		return "value, range, step, list, H form, L, L-n, LW or nW"
+	case "day of week":
+		return "value, range, step, list, H form, dL or d#k (k 1-5)"
+	}
+	return "value, range, step, list or H form"
 }
 
 // fieldRE matches field f: its elements separated by commas, with empty
@@ -253,8 +277,8 @@ func ScheduleValidations() []Validation {
 	fieldMsgs := ""
 	for i, f := range celFields {
 		prefix := fmt.Sprintf("^%s*(?:%s%s+){%d}", space, word, space, i)
-		fieldMsgs += fmt.Sprintf("!self.matches(r'%s(?:%s)(?:%s|$)') ? 'the %s field (the %s) is not a value, range, step, list or H form within %d-%d' : ",
-			prefix, f.fieldRE(), space, f.name, ordinals[i], f.lo, f.hi)
+		fieldMsgs += fmt.Sprintf("!self.matches(r'%s(?:%s)(?:%s|$)') ? 'the %s field (the %s) is not a %s within %d-%d' : ",
+			prefix, f.fieldRE(), space, f.name, ordinals[i], f.what(), f.lo, f.hi)
 	}
 	return []Validation{
 		{

@@ -20,13 +20,16 @@ import (
 // The rules hold for changes of any size at any offset: Lord Howe moves its
 // clocks by 30 minutes, Chatham keeps a :45 offset.
 
-// dstAware reports whether sched names hours, so that DST shifts its runs.
-func dstAware(sched cron.Schedule) (*cron.SpecSchedule, bool) {
-	spec, ok := sched.(*cron.SpecSchedule)
-	if !ok {
-		return nil, false
+// dstAware reports whether sched names hours, so that DST shifts its runs,
+// and returns its fields and calendar forms (nil when it has none).
+func dstAware(sched cron.Schedule) (*cron.SpecSchedule, *dayForms, bool) {
+	switch s := sched.(type) {
+	case *cron.SpecSchedule:
+		return s, nil, s.Hour&allHours != allHours
+	case *calendarSchedule:
+		return s.spec, &s.forms, s.spec.Hour&allHours != allHours
 	}
-	return spec, spec.Hour&allHours != allHours
+	return nil, nil, false
 }
 
 const (
@@ -43,11 +46,11 @@ func nextWithDST(sched cron.Schedule, loc *time.Location, t time.Time) time.Time
 	if _, every := sched.(cron.ConstantDelaySchedule); every {
 		return sched.Next(t.In(loc)) // a fixed interval: no wall clock involved
 	}
-	spec, ok := dstAware(sched)
+	spec, forms, ok := dstAware(sched)
 	if !ok {
 		return nextAbsolute(sched, loc, t.In(loc))
 	}
-	return nextWallTime(spec, loc, t.In(loc))
+	return nextWallTime(spec, forms, loc, t.In(loc))
 }
 
 // nextAbsolute is the first run strictly after t of a schedule that names
@@ -99,7 +102,7 @@ func nextAbsolute(sched cron.Schedule, loc *time.Location, t time.Time) time.Tim
 // later wall time's first occurrence, or the change that skipped it, is
 // never earlier. So the first wall time whose instant is after t gives the
 // answer, and no wall time up to t's own can: it maps to t or earlier.
-func nextWallTime(spec *cron.SpecSchedule, loc *time.Location, t time.Time) time.Time {
+func nextWallTime(spec *cron.SpecSchedule, forms *dayForms, loc *time.Location, t time.Time) time.Time {
 	from := wallClock(t).Truncate(time.Second)
 	firstDay := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC)
 	day := firstDay
@@ -110,7 +113,7 @@ func nextWallTime(spec *cron.SpecSchedule, loc *time.Location, t time.Time) time
 			day = day.AddDate(0, 1, 1-day.Day())
 			continue
 		}
-		if dateMatches(spec, day) {
+		if dateMatches(spec, forms, day) {
 			for h := range setBits(spec.Hour & allHours) {
 				if day.Equal(firstDay) && h < from.Hour() {
 					continue
@@ -147,12 +150,18 @@ func setBits(b uint64) func(func(int) bool) {
 }
 
 // dateMatches reports whether the schedule's day fields allow the date of
-// day. As in every cron, when both day fields are restricted either one is
-// enough ("0 0 1 * 1": the 1st and every Monday); when either is * both must
-// hold.
-func dateMatches(spec *cron.SpecSchedule, day time.Time) bool {
+// day, with the calendar forms (calendar.go) if forms is not nil. As in
+// every cron, when both day fields are restricted either one is enough
+// ("0 0 1 * 1": the 1st and every Monday); when either is * both must hold.
+// A form restricts its field as a number does ("0 0 L * 5L": the last day
+// and the last Friday).
+func dateMatches(spec *cron.SpecSchedule, forms *dayForms, day time.Time) bool {
 	dom := spec.Dom&(1<<uint(day.Day())) != 0
 	dow := spec.Dow&(1<<uint(day.Weekday())) != 0
+	if forms != nil {
+		dom = dom || forms.domMatches(day)
+		dow = dow || forms.dowMatches(day)
+	}
 	if spec.Dom&cronStar != 0 || spec.Dow&cronStar != 0 {
 		return dom && dow
 	}

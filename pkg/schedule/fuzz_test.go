@@ -16,7 +16,8 @@ var fuzzZones = []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolka
 // message; never a panic.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"* * * * *", "0 9 * * 1-5", "@every 1h30m", "@hourly", "TZ=UTC * * * * *", "59 23 31 2 *",
-		"*/0 * * * *", "0-59/61 * * * *", "@every 0s", "1,2,3-9/2 */4 1 JAN-DEC SUN-SAT", "?", "@every -1s", "0 0 0 0 0"} {
+		"*/0 * * * *", "0-59/61 * * * *", "@every 0s", "1,2,3-9/2 */4 1 JAN-DEC SUN-SAT", "?", "@every -1s", "0 0 0 0 0",
+		"0 0 L-2,15W * MON#1", "0 0 ? * 5L", "0 0 32W * *", "0 0 * 2 FRI#5"} {
 		f.Add(s, uint8(0))
 	}
 	for _, s := range fuzzSpecs() {
@@ -119,7 +120,8 @@ func TestResolveProperty(t *testing.T) {
 // MostRecent keeps its invariants, and agrees with a walk over every
 // scheduled time where that walk is short.
 func FuzzMostRecent(f *testing.F) {
-	specs := []string{"* * * * *", "*/7 * * * *", "0 * * * *", "30 2 * * *", "0 9 * * 1-5", "15 3 * * 0", "0 0 1 * *", "0 12 29 2 *", "@every 13s", "@every 1h7m", "0 2,3 * * *"}
+	specs := []string{"* * * * *", "*/7 * * * *", "0 * * * *", "30 2 * * *", "0 9 * * 1-5", "15 3 * * 0", "0 0 1 * *", "0 12 29 2 *", "@every 13s", "@every 1h7m", "0 2,3 * * *",
+		"0 9 L * *", "30 2 ? * SUN#2", "0 * LW * FRIL"}
 	f.Add(uint8(0), uint8(0), int64(1_777_000_000), uint32(600))
 	f.Add(uint8(3), uint8(1), int64(1_793_500_000), uint32(90_000))
 	f.Add(uint8(10), uint8(2), int64(1_774_745_000), uint32(7200))

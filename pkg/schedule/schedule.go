@@ -144,13 +144,14 @@ func Parse(spec string, timeZone *string) (*Schedule, error) {
 			return nil, invalidSchedule("schedule %s: @every needs an interval of at least 1s", quote(spec))
 		}
 	}
-	sched, err := parseStandard(trimmed)
+	sched, err := parseFields(trimmed)
 	if err != nil {
 		return nil, invalidSchedule("schedule %s: %s", quote(spec), detail(err))
 	}
 	s := &Schedule{cron: sched, loc: loc}
 	// Every cron pattern that fires at all fires within four years (29
-	// February is the rarest day), and Next looks five years ahead.
+	// February is the rarest day; parseFields refuses the fifth weekday
+	// of February alone), and Next looks five years ahead.
 	if s.Next(time.Unix(0, 0)).IsZero() {
 		return nil, invalidSchedule("schedule %s never fires", quote(spec))
 	}

@@ -415,6 +415,9 @@ spec:
 		{"unparseable schedule", manifestWith("cron", "every tuesday", ""), `spec.schedule: Invalid value: "every tuesday": needs five fields`},
 		{"six fields", manifestWith("six", "0 0 * * * *", ""), "spec.schedule: Invalid value: \"0 0 * * * *\": needs five fields"},
 		{"value out of range", manifestWith("range", "0 25 * * *", ""), "spec.schedule: Invalid value: \"0 25 * * *\": the hour field (the second) is not"},
+		{"calendar form outside the day fields", manifestWith("cal-minute", "L * * * *", ""), "spec.schedule: Invalid value: \"L * * * *\": the minute field (the first) is not"},
+		{"nearest weekday past the 31st", manifestWith("cal-w", "0 0 32W * *", ""), "spec.schedule: Invalid value: \"0 0 32W * *\": the day of month field (the third) is not a value, range, step, list, H form, L, L-n, LW or nW within 1-31"},
+		{"a sixth Monday", manifestWith("cal-nth", "0 0 ? * MON#6", ""), "spec.schedule: Invalid value: \"0 0 ? * MON#6\": the day of week field (the fifth) is not a value, range, step, list, H form, dL or d#k (k 1-5) within 0-6"},
 		{"TZ= inside the schedule", manifestWith("tz", "TZ=UTC 0 * * * *", ""), "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": sets a time zone (TZ= or CRON_TZ=): put it in spec.timeZone instead"},
 		{"@every below a second", manifestWith("every", "@every 500ms", ""), "spec.schedule: Invalid value: \"@every 500ms\": @every needs an interval of at least 1s"},
 		{"timeZone Local", manifest("local", "  timeZone: Local\n"), "spec.timeZone: Invalid value: \"Local\": must name an IANA time zone"},
@@ -455,6 +458,8 @@ spec:
 	// never fires, a well-shaped zone missing from the tz database.
 	startController(t)
 	badCron := createCronJob(t, cronJob(ns, "bad-cron", "0 0 30 2 *"))
+	// The fifth Friday of February comes once in 28 years.
+	badCalendar := createCronJob(t, cronJob(ns, "bad-calendar", "0 0 ? 2 FRI#5"))
 	badZone := createCronJob(t, cronJob(ns, "bad-zone", "@hourly", func(cj *cronv1.CronJob) { cj.Spec.TimeZone = ptr.To("Mars/Olympus_Mons") }))
 	noImage := createCronJob(t, cronJob(ns, "no-image", "@every 2s", func(cj *cronv1.CronJob) {
 		cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = ""
@@ -471,7 +476,7 @@ spec:
 	for _, c := range []struct {
 		cj     *cronv1.CronJob
 		reason string
-	}{{badCron, "InvalidSchedule"}, {badZone, "UnknownTimeZone"}} {
+	}{{badCron, "InvalidSchedule"}, {badCalendar, "InvalidSchedule"}, {badZone, "UnknownTimeZone"}} {
 		eventually(t, 20*time.Second, c.reason+" condition", func() (bool, string) {
 			cur := getCronJob(t, ns, c.cj.Name)
 			cond := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionScheduleValid)

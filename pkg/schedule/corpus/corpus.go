@@ -298,6 +298,9 @@ func (g gen) value(i int) string {
 }
 
 func (g gen) element(i int) string {
+	if (i == 2 || i == 4) && g.r.IntN(6) == 0 {
+		return g.calendarForm(i)
+	}
 	lo, hi := bounds[i][0], bounds[i][1]
 	switch g.r.IntN(16) {
 	case 0, 1, 2, 8, 9, 10, 11, 12, 13, 14:
@@ -327,6 +330,32 @@ func (g gen) element(i int) string {
 	default:
 		return g.pick("*", "?", "*/"+g.num(0, hi), "*-"+g.value(i), "x", "h", "H-1", "L", "#", "")
 	}
+}
+
+// calendarForm is an L, W or # form of the day of month (i == 2) or the
+// day of week, in either case, sometimes out of bounds or misplaced.
+func (g gen) calendarForm(i int) string {
+	l, w := g.pick("L", "L", "l"), g.pick("W", "W", "w")
+	if i == 2 {
+		switch g.r.IntN(6) {
+		case 0:
+			return l
+		case 1:
+			return l + "-" + g.num(1, 30)
+		case 2:
+			return l + w
+		case 3:
+			return g.pick("0W", "32W", "W", "L-0", "1-L", "L/2", "MON#1", "L-3W")
+		}
+		return g.num(1, 31) + w
+	}
+	switch g.r.IntN(5) {
+	case 0, 1:
+		return g.value(i) + l
+	case 2:
+		return g.pick("L", "5W", "LW", "#1", "MON#6", "MON#0", "1-5#2")
+	}
+	return g.value(i) + "#" + g.num(1, 5)
 }
 
 // mutate inserts, deletes or replaces one character.

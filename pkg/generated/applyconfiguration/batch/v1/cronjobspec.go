@@ -34,7 +34,11 @@ type CronJobSpecApplyConfiguration struct {
 	// descriptor such as @hourly or @daily; or @every <duration>, at least
 	// 1s. H in a field stands for a value hashed from the CronJob's
 	// namespace and name, so a fleet spreads out: H * * * *, H H(0-7) * * *,
-	// H/15 * * * *. Time zones go in timeZone, not in the schedule. At most
+	// H/15 * * * *. The day fields also take the calendar forms of Quartz:
+	// L (the last day of the month), L-n, LW (its last weekday) and nW (the
+	// weekday nearest day n) in the day of month; 5L or FRIL (the last
+	// Friday) and MON#1 (the first Monday) in the day of week. Time zones
+	// go in timeZone, not in the schedule. At most
 	// 1024 characters. kubectl apply refuses a schedule that cannot be read,
 	// with the field at fault; one that never fires (0 0 30 2 *) is accepted
 	// and reported in the ScheduleValid condition. Exactly one of schedule
