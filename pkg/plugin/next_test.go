@@ -391,3 +391,17 @@ Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z   trial
 		t.Errorf("printed\n%s\nwant it to hold\n%s", out.String(), want)
 	}
 }
+
+// An entry of spec.skipTimes that is not one of the schedule's times skips
+// nothing, and next says so.
+func TestNextSaysASkipThatNamesNoRunSkipsNothing(t *testing.T) {
+	f := newFakes([]*cronv1.CronJob{newCronJob("hourly", "0 * * * *", inZone("UTC"), skipping(utcAt(14, 30), utcAt(15, 0)))})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "hourly", 3); err != nil {
+		t.Fatal(err)
+	}
+	want := "skipped: spec.skipTimes skips 1 run to come (status.missedRuns counts them under Skipped as they pass); 1 of its times names no run of the schedule and skips nothing; kubectl cronjob skip hourly --clear removes every skip\n"
+	if !strings.HasSuffix(out.String(), want) || strings.Count(out.String(), "skipped\n") != 1 {
+		t.Errorf("printed\n%s\nwant it to end\n%s", out.String(), want)
+	}
+}

@@ -145,11 +145,7 @@ func Skip(ctx context.Context, c Clients, w io.Writer, name string, req SkipRequ
 // skipAt reads skip --at: the time, or why it is already held (nothing to
 // add), or an error naming what is wrong with it.
 func skipAt(cj *cronv1.CronJob, spec *cronv1.CronJobSpec, sched *schedule.Schedule, first, now time.Time, text string) (time.Time, string, error) {
-	loc, err := zoneOf(cj)
-	if err != nil {
-		return time.Time{}, "", fmt.Errorf("--at %q: %w", text, err)
-	}
-	at, err := parseTime(text, loc)
+	at, err := parseTimeOf(cj, text)
 	if err != nil {
 		return time.Time{}, "", fmt.Errorf("--at: %w", err)
 	}

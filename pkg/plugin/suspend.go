@@ -154,11 +154,7 @@ func SuspendUntil(ctx context.Context, c Clients, w io.Writer, name string, forD
 			at = r.Add(time.Second)
 		}
 	} else {
-		loc, err := zoneOf(cj)
-		if err != nil {
-			return fmt.Errorf("--until %q: %w", until, err)
-		}
-		if at, err = parseTime(until, loc); err != nil {
+		if at, err = parseTimeOf(cj, until); err != nil {
 			return fmt.Errorf("--until: %w", err)
 		}
 		if err := checkAhead("--until", at, now); err != nil {
@@ -235,6 +231,19 @@ func parseTime(text string, loc *time.Location) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-24T02:00:00Z) nor a time in the CronJob's zone (2026-11-24 02:00)", text)
+}
+
+// parseTimeOf is parseTime in the CronJob's zone, which only a wall time
+// needs: RFC 3339 is read even while spec.timeZone names no zone.
+func parseTimeOf(cj *cronv1.CronJob, text string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, text); err == nil {
+		return t, nil
+	}
+	loc, err := zoneOf(cj)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q has no offset, and %w", text, err)
+	}
+	return parseTime(text, loc)
 }
 
 // zoneOf is the zone the CronJob's wall times are read in: spec.timeZone,

@@ -333,3 +333,16 @@ func TestResumeClearsSuspendUntil(t *testing.T) {
 		})
 	}
 }
+
+// An RFC 3339 time needs no zone: --until takes it while spec.timeZone
+// names none, and a wall time is refused then.
+func TestSuspendUntilWithAnUnknownZone(t *testing.T) {
+	f := newFakes([]*cronv1.CronJob{newCronJob("mars", "0 * * * *", inZone("Mars/Olympus"))})
+	if err := SuspendUntil(context.Background(), f.clients(), io.Discard, "mars", 0, "2026-11-24T00:00:00Z"); err != nil {
+		t.Errorf("--until in RFC 3339: %v", err)
+	}
+	err := SuspendUntil(context.Background(), f.clients(), io.Discard, "mars", 0, "2026-11-24 00:00")
+	if err == nil || !strings.Contains(err.Error(), `"2026-11-24 00:00" has no offset, and `) || !strings.Contains(err.Error(), "Mars/Olympus") {
+		t.Errorf("--until a wall time in an unknown zone: %v", err)
+	}
+}
