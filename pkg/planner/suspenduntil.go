@@ -18,15 +18,19 @@ func (p *Plan) specHolds() bool {
 	return p.cj.Spec.SuspendUntil != nil || len(p.cj.Spec.SkipTimes) > 0
 }
 
-// specHold is the hold reason of a run due at t that the spec holds on
+// specHold is SpecHold of the CronJob's spec.
+func (p *Plan) specHold(t time.Time) string { return SpecHold(&p.cj.Spec, t) }
+
+// SpecHold is the hold reason of a run due at t that spec holds on
 // purpose, "" for none: due before spec.suspendUntil, or named by
 // spec.skipTimes. Like a Calendar's exclusion, such a time is no run at
-// all: never late, never owed later, and no trial of a pause.
-func (p *Plan) specHold(t time.Time) string {
-	if su := p.cj.Spec.SuspendUntil; su != nil && t.Before(su.Time) {
+// all: never late, never owed later, and no trial of a pause. The kubectl
+// plugin marks the times it lists by it.
+func SpecHold(spec *cronv1.CronJobSpec, t time.Time) string {
+	if su := spec.SuspendUntil; su != nil && t.Before(su.Time) {
 		return cronv1.MissedSuspendedUntil
 	}
-	for _, s := range p.cj.Spec.SkipTimes {
+	for _, s := range spec.SkipTimes {
 		if s.Time.Equal(t) {
 			return cronv1.MissedSkipped
 		}
@@ -40,16 +44,21 @@ func (p *Plan) suspendedUntil() bool {
 	return su != nil && p.now.Before(su.Time)
 }
 
-// unheldFrom is next, or the first time of sched after it that the spec
-// does not hold: what status.nextScheduleTime shows. Each step passes a
-// skip or the suspension, so it ends within len(skipTimes)+2 steps.
+// unheldFrom is UnheldFrom of the CronJob's spec.
 func (p *Plan) unheldFrom(sched *schedule.Schedule, next time.Time) time.Time {
-	for range len(p.cj.Spec.SkipTimes) + 2 {
-		switch p.specHold(next) {
+	return UnheldFrom(&p.cj.Spec, sched, next)
+}
+
+// UnheldFrom is next, or the first time of sched after it that spec does
+// not hold (SpecHold): what status.nextScheduleTime shows. Each step passes
+// a skip or the suspension, so it ends within len(skipTimes)+2 steps.
+func UnheldFrom(spec *cronv1.CronJobSpec, sched *schedule.Schedule, next time.Time) time.Time {
+	for range len(spec.SkipTimes) + 2 {
+		switch SpecHold(spec, next) {
 		case "":
 			return next
 		case cronv1.MissedSuspendedUntil:
-			until := p.cj.Spec.SuspendUntil.Time
+			until := spec.SuspendUntil.Time
 			if every, ok := sched.Every(); ok {
 				// @every's times are a grid from its base, not the
 				// schedule's own: step along it past the suspension.

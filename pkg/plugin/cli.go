@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,7 +123,8 @@ func (cli CLI) Command() *cobra.Command {
 		Short: "Work with CronJobs of " + Resource,
 		Long: "kubectl cronjob works with the CronJobs of batch.tutorial.kubebuilder.io/v1 (kubectl get tcj):\n" +
 			"list them with their next run, last result and state, start one now, see its next runs and\n" +
-			"its history, suspend and resume it. It takes kubectl's flags (-n, --context, --kubeconfig, ...).",
+			"its history, suspend it (for a while, or until a time) and resume it, skip some of its runs.\n" +
+			"It takes kubectl's flags (-n, --context, --kubeconfig, ...).",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: DisplayName},
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -149,7 +151,7 @@ func (cli CLI) Command() *cobra.Command {
 	s.config.AddFlags(root.PersistentFlags())
 	_ = root.RegisterFlagCompletionFunc("namespace", s.completeNamespaces)
 	root.AddCommand(s.listCommand(), s.runCommand(), s.nextCommand(), s.suspendCommand(true), s.suspendCommand(false),
-		s.historyCommand(), versionCommand())
+		s.skipCommand(), s.historyCommand(), versionCommand())
 	return root
 }
 
@@ -213,22 +215,95 @@ func (s *session) nextCommand() *cobra.Command {
 }
 
 func (s *session) suspendCommand(suspend bool) *cobra.Command {
+	var forDuration time.Duration
+	var until string
 	cmd := &cobra.Command{
-		Use:               "suspend NAME",
-		Short:             "Set spec.suspend: no new scheduled runs",
+		Use:   "suspend NAME [--for DURATION | --until TIME]",
+		Short: "Set spec.suspend (no new scheduled runs), or spec.suspendUntil with --for or --until",
+		Long: "suspend NAME sets spec.suspend: no scheduled run starts until kubectl cronjob resume NAME.\n" +
+			"With --for DURATION (2h, 90m, at most 8784h: 366 days) or --until TIME (RFC 3339, or a wall\n" +
+			"time in the CronJob's zone: 2026-11-24 09:00) it sets spec.suspendUntil instead, leaving\n" +
+			"spec.suspend alone: runs due before that time do not start, and then the CronJob schedules\n" +
+			"by itself.",
 		Args:              oneName,
 		ValidArgsFunction: s.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			timed := cmd.Flags().Changed("for") || cmd.Flags().Changed("until")
+			if cmd.Flags().Changed("for") && cmd.Flags().Changed("until") {
+				return badUsage("--for and --until exclude one another")
+			}
+			if cmd.Flags().Changed("for") {
+				if err := checkFor(forDuration); err != nil {
+					return err
+				}
+			}
+			if cmd.Flags().Changed("until") {
+				if _, err := parseTime(until, time.UTC); err != nil {
+					return badUsage("--until: %v", err)
+				}
+			}
 			c, err := s.clients()
 			if err != nil {
 				return err
+			}
+			if timed {
+				return SuspendUntil(cmd.Context(), c, cmd.OutOrStdout(), args[0], forDuration, until)
 			}
 			return Suspend(cmd.Context(), c, cmd.OutOrStdout(), args[0], suspend)
 		},
 	}
 	if !suspend {
-		cmd.Use, cmd.Short = "resume NAME", "Clear spec.suspend, and end a pause after failed runs"
+		cmd.Use, cmd.Short, cmd.Long = "resume NAME", "Clear spec.suspend and spec.suspendUntil, and end a pause after failed runs", ""
+		return cmd
 	}
+	cmd.Flags().DurationVar(&forDuration, "for", 0, "suspend for this long (Go duration: 2h, 90m; at most 8784h) through spec.suspendUntil")
+	cmd.Flags().StringVar(&until, "until", "", "suspend until this time (RFC 3339, or YYYY-MM-DD[ HH:MM[:SS]] in the CronJob's zone) through spec.suspendUntil")
+	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]cobra.Completion{"30m", "1h", "2h", "6h", "12h", "24h", "48h", "168h"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("until", s.completeTimes)
+	return cmd
+}
+
+func (s *session) skipCommand() *cobra.Command {
+	var req SkipRequest
+	cmd := &cobra.Command{
+		Use:   "skip NAME [--next N | --at TIME | --clear]",
+		Short: "Skip the next N runs (spec.skipTimes), or the run at a time, or --clear every skip",
+		Long: "skip NAME adds to spec.skipTimes the next scheduled run (--next N: the next N, at most 20)\n" +
+			"that would start, as kubectl cronjob next lists them, or the run at --at TIME (RFC 3339, or a\n" +
+			"wall time in the CronJob's zone), which must be one of them. A skipped run does not start and\n" +
+			"is counted in status.missedRuns under Skipped. --clear removes every skip.",
+		Args:              oneName,
+		ValidArgsFunction: s.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set := 0
+			for _, f := range []string{"next", "at", "clear"} {
+				if cmd.Flags().Changed(f) {
+					set++
+				}
+			}
+			if set > 1 {
+				return badUsage("--next, --at and --clear exclude one another")
+			}
+			if req.Next < 1 || req.Next > MaxSkipTimes {
+				return badUsage("--next must be between 1 and %d, not %d", MaxSkipTimes, req.Next)
+			}
+			if cmd.Flags().Changed("at") {
+				if _, err := parseTime(req.At, time.UTC); err != nil {
+					return badUsage("--at: %v", err)
+				}
+			}
+			c, err := s.clients()
+			if err != nil {
+				return err
+			}
+			return Skip(cmd.Context(), c, cmd.OutOrStdout(), args[0], req)
+		},
+	}
+	cmd.Flags().IntVar(&req.Next, "next", 1, fmt.Sprintf("skip the next N runs that would start (1 to %d)", MaxSkipTimes))
+	cmd.Flags().StringVar(&req.At, "at", "", "skip the run at this time, one of the schedule's (RFC 3339, or YYYY-MM-DD HH:MM[:SS] in the CronJob's zone)")
+	cmd.Flags().BoolVar(&req.Clear, "clear", false, "remove every skip (spec.skipTimes)")
+	_ = cmd.RegisterFlagCompletionFunc("next", cobra.FixedCompletions([]cobra.Completion{"1", "2", "3", "5", "10"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("at", s.completeTimes)
 	return cmd
 }
 
@@ -340,6 +415,38 @@ func (s *session) completeNames(cmd *cobra.Command, args []string, toComplete st
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
+
+// completeTimes offers, for --at and --until, the next scheduled times of
+// the CronJob the command names that the spec does not hold yet, in UTC
+// as RFC 3339: the times skip --at takes, and the ends of suspensions
+// that let the run then start.
+func (s *session) completeTimes(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) != 1 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, err := s.clients()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	cj, err := c.get(contextOf(cmd), args[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_, _, times, err := NextTimes(cj, c.Clock.Now(), completedTimes+MaxSkipTimes)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, t := range times {
+		if v := t.UTC().Format(utcLayout); holdMark(&cj.Spec, t) == "" && strings.HasPrefix(v, toComplete) && len(out) < completedTimes {
+			out = append(out, v)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completedTimes is how many times completeTimes offers.
+const completedTimes = 10
 
 // completeNamespaces offers the cluster's namespaces for -n, as kubectl's
 // own completion does.

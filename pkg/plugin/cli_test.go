@@ -147,6 +147,17 @@ func TestCLIRefusesABadCommandLine(t *testing.T) {
 		{[]string{"history", "nightly", "-o", "wide"}, `--output "wide" is not one of json, yaml`},
 		{[]string{"list", "nightly"}, "list takes no arguments, got 1"},
 		{[]string{"list", "--all-namespace"}, "unknown flag: --all-namespace"},
+		{[]string{"suspend", "nightly", "--for", "2h", "--until", "2026-11-24T00:00:00Z"}, "--for and --until exclude one another"},
+		{[]string{"suspend", "nightly", "--for", "0s"}, "--for must be more than 0 and at most 8784h (366 days), not 0s"},
+		{[]string{"suspend", "nightly", "--for", "8785h"}, "--for must be more than 0 and at most 8784h (366 days), not 8785h0m0s"},
+		{[]string{"suspend", "nightly", "--for", "2d"}, `invalid argument "2d" for "--for" flag`},
+		{[]string{"suspend", "nightly", "--until", "noon"}, `--until: "noon" is neither an RFC 3339 time`},
+		{[]string{"resume", "nightly", "--for", "2h"}, "unknown flag: --for"},
+		{[]string{"skip", "nightly", "--next", "2", "--at", "2026-11-24T02:00:00Z"}, "--next, --at and --clear exclude one another"},
+		{[]string{"skip", "nightly", "--at", "2026-11-24T02:00:00Z", "--clear"}, "--next, --at and --clear exclude one another"},
+		{[]string{"skip", "nightly", "--next", "0"}, "--next must be between 1 and 20, not 0"},
+		{[]string{"skip", "nightly", "--next", "21"}, "--next must be between 1 and 20, not 21"},
+		{[]string{"skip", "nightly", "--at", "24/11/2026"}, `--at: "24/11/2026" is neither an RFC 3339 time`},
 	} {
 		code, stdout, stderr, _ := f.cli(t, tc.args...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "error: "+tc.want) {
@@ -236,7 +247,7 @@ func TestHelpListsEveryCommandAndKubectlsFlags(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("--help: exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"kubectl cronjob [command]", "\n  list ", "\n  run ", "\n  next ", "\n  suspend ", "\n  resume ", "\n  history ",
+	for _, want := range []string{"kubectl cronjob [command]", "\n  list ", "\n  run ", "\n  next ", "\n  suspend ", "\n  resume ", "\n  skip ", "\n  history ",
 		"\n  version ", "\n  completion ", "-n, --namespace", "--context", "--kubeconfig", "--token", "--request-timeout"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help does not show %q:\n%s", want, stdout)
@@ -244,6 +255,12 @@ func TestHelpListsEveryCommandAndKubectlsFlags(t *testing.T) {
 	}
 	if _, stdout, _, _ := f.cli(t, "list", "--help"); !strings.Contains(stdout, "-A, --all-namespaces") || !strings.Contains(stdout, "-o, --output") {
 		t.Errorf("list --help:\n%s", stdout)
+	}
+	if _, stdout, _, _ := f.cli(t, "suspend", "--help"); !strings.Contains(stdout, "--for duration") || !strings.Contains(stdout, "--until string") {
+		t.Errorf("suspend --help:\n%s", stdout)
+	}
+	if _, stdout, _, _ := f.cli(t, "skip", "--help"); !strings.Contains(stdout, "--next int") || !strings.Contains(stdout, "--at string") || !strings.Contains(stdout, "--clear") {
+		t.Errorf("skip --help:\n%s", stdout)
 	}
 	// No command: the usage on stderr, and a bad command line.
 	if code, stdout, stderr, _ := f.cli(t); code != 2 || stdout != "" || !strings.Contains(stderr, "Available Commands:") {
@@ -299,10 +316,12 @@ func complete(t *testing.T, f fakes, args ...string) (candidates []string, direc
 }
 
 // NAME completes to the CronJobs of the namespace -n (or the kubeconfig)
-// names, and never to file names; -o to the formats; -n to namespaces.
+// names, and never to file names; -o to the formats; -n to namespaces;
+// --at and --until to the CronJob's next times that no skip holds.
 func TestCompletionOffersTheNamespacesCronJobs(t *testing.T) {
 	kubeconfig(t, ns)
-	f := newFakes([]*cronv1.CronJob{newCronJob("nightly", "0 2 * * *"), newCronJob("nine", "0 9 * * *"), newCronJob("report", "0 6 * * *"),
+	f := newFakes([]*cronv1.CronJob{newCronJob("nightly", "0 2 * * *", inZone("UTC")), newCronJob("nine", "0 9 * * *"),
+		newCronJob("report", "0 6 * * *", inZone("UTC"), skipping(time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC))),
 		newCronJob("elsewhere", "0 1 * * *", func(cj *cronv1.CronJob) { cj.Namespace = "team-b" })})
 	for _, name := range []string{ns, "kube-system"} {
 		if _, err := f.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
@@ -320,12 +339,31 @@ func TestCompletionOffersTheNamespacesCronJobs(t *testing.T) {
 		{[]string{"suspend", "nightly", ""}, ""},
 		{[]string{"history", "nightly", "-o", ""}, "json yaml kyaml"},
 		{[]string{"list", "-n", "team-"}, ns},
+		{[]string{"skip", "ni"}, "nightly nine"},
+		// Cobra leaves fixed lists to the shell to filter.
+		{[]string{"suspend", "nightly", "--for", ""}, "30m 1h 2h 6h 12h 24h 48h 168h"},
+		{[]string{"skip", "nightly", "--next", ""}, "1 2 3 5 10"},
+		// The next times of the CronJob that no skip holds yet, in UTC.
+		{[]string{"skip", "nightly", "--at", ""}, daily(2, 0, 10)},
+		{[]string{"skip", "report", "--at", "2026-11-2"}, daily(6, 1, 5)},
+		{[]string{"suspend", "nightly", "--until", "2026-11-24"}, daily(2, 0, 1)},
+		{[]string{"skip", "--at", ""}, ""},
 	} {
 		got, directive := complete(t, f, tc.args...)
 		if strings.Join(got, " ") != tc.want || directive != noFiles {
 			t.Errorf("__complete %q: %q %s, want %q %s", tc.args, got, directive, tc.want, noFiles)
 		}
 	}
+}
+
+// daily is n times at h:00 UTC a day apart from the day that is from
+// days after 2026-11-24, in RFC 3339, apart by spaces.
+func daily(h, from, n int) string {
+	var times []string
+	for d := from; d < from+n; d++ {
+		times = append(times, time.Date(2026, 11, 24+d, h, 0, 0, 0, time.UTC).Format(time.RFC3339))
+	}
+	return strings.Join(times, " ")
 }
 
 // Without a cluster to ask, completion offers nothing rather than fail.

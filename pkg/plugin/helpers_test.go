@@ -2,15 +2,23 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -121,3 +129,56 @@ func ended(outcome batchv1.JobConditionType, t time.Time) func(*batchv1.Job) {
 }
 
 var metav1UpdateOptions = metav1.UpdateOptions{}
+
+// withResourceVersions makes the fake CronJob client keep resourceVersions
+// as the API server does, which the fake's tracker does not: each merge
+// patch stores a new one, and one that carries a resourceVersion other
+// than the stored one conflicts.
+func (f fakes) withResourceVersions(t *testing.T) {
+	gvr := cronv1.SchemeGroupVersion.WithResource("cronjobs")
+	f.cron.PrependReactor("patch", "cronjobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.PatchAction)
+		if p.GetPatchType() != types.MergePatchType {
+			t.Fatalf("a %s patch; this fake applies merge patches only", p.GetPatchType())
+		}
+		// The tracker, not the clientset: the fake holds its lock while a
+		// reactor runs.
+		obj, err := f.cron.Tracker().Get(gvr, p.GetNamespace(), p.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		stored := obj.(*cronv1.CronJob)
+		var sent struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(p.GetPatch(), &sent); err != nil {
+			return true, nil, err
+		}
+		if rv := sent.Metadata.ResourceVersion; rv != "" && rv != stored.ResourceVersion {
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: cronv1.GroupName, Resource: "cronjobs"}, p.GetName(),
+				errors.New("the object has been modified"))
+		}
+		doc, err := json.Marshal(stored)
+		if err != nil {
+			return true, nil, err
+		}
+		if doc, err = jsonpatch.MergePatch(doc, p.GetPatch()); err != nil {
+			return true, nil, err
+		}
+		patched := &cronv1.CronJob{}
+		if err := json.Unmarshal(doc, patched); err != nil {
+			return true, nil, err
+		}
+		n, err := strconv.Atoi(stored.ResourceVersion)
+		if err != nil {
+			t.Fatalf("resourceVersion %q", stored.ResourceVersion)
+		}
+		patched.ResourceVersion = strconv.Itoa(n + 1)
+		if err := f.cron.Tracker().Update(gvr, patched, p.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, patched.DeepCopy(), nil
+	})
+}

@@ -73,7 +73,7 @@ func PrintList(w io.Writer, list *cronv1.CronJobList, c Clients, allNamespaces b
 		if allNamespaces {
 			fmt.Fprintf(tw, "%s\t", cj.Namespace)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cj.Name, planner.ScheduleText(cj), NextRun(cj, now), LastResult(cj, now), State(cj))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cj.Name, planner.ScheduleText(cj), NextRun(cj, now), LastResult(cj, now), State(cj, now))
 	}
 	return tw.Flush()
 }
@@ -83,12 +83,13 @@ func synced(cj *cronv1.CronJob) bool {
 	return cj.Status.ObservedGeneration >= cj.Generation && meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionReady) != nil
 }
 
-// State is list's STATE of the CronJob, its Ready condition in a word:
-// ok (True), suspended, paused (after failures, or while a trial runs),
+// State is list's STATE of the CronJob at now, its Ready condition in a
+// word: ok (True), suspended, suspended until a time (spec.suspendUntil,
+// while it is ahead), paused (after failures, or while a trial runs),
 // expired (past spec.notAfter), broken with the reason (an invalid
 // schedule, an unknown time zone, an unresolved Calendar), or pending
 // while the controller has not written the condition for the current spec.
-func State(cj *cronv1.CronJob) string {
+func State(cj *cronv1.CronJob, now time.Time) string {
 	ready := meta.FindStatusCondition(cj.Status.Conditions, cronv1.ConditionReady)
 	if !synced(cj) {
 		return StatePending
@@ -102,6 +103,13 @@ func State(cj *cronv1.CronJob) string {
 	switch ready.Reason {
 	case planner.ReasonSuspended:
 		return StateSuspended
+	case planner.ReasonSuspendedUntil:
+		if su := cj.Spec.SuspendUntil; su != nil && now.Before(su.Time) {
+			return StateSuspended + " until " + su.UTC().Format(utcLayout)
+		}
+		// The suspension ended, and the controller has not written the
+		// condition since: its next sync does, at once.
+		return StatePending
 	case planner.ReasonExpired:
 		return StateExpired
 	case planner.ReasonTrialRunning:

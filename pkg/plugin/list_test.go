@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -169,5 +171,31 @@ func TestListPrintsJSON(t *testing.T) {
 		if it := list.Items[i]; it.Name != name || it.Kind != "CronJob" || it.APIVersion != "batch.tutorial.kubebuilder.io/v1" || it.Spec.Schedule == "" {
 			t.Errorf("item %d is %s %s %q, want CronJob %q with its spec", i, it.APIVersion, it.Kind, it.Name, name)
 		}
+	}
+}
+
+// STATE says until when spec.suspendUntil holds the runs; once that time
+// has passed and the controller has not written Ready since, it is
+// pending.
+func TestListShowsSuspendedUntil(t *testing.T) {
+	f := newFakes([]*cronv1.CronJob{
+		newCronJob("later", "0 * * * *", suspendedUntil(utcAt(15, 30)), ready(metav1.ConditionFalse, planner.ReasonSuspendedUntil), nextAt(utcAt(16, 0))),
+		newCronJob("ended", "0 * * * *", suspendedUntil(utcAt(13, 0)), ready(metav1.ConditionFalse, planner.ReasonSuspendedUntil), nextAt(utcAt(14, 0))),
+	})
+	list, err := ListCronJobs(context.Background(), f.clients(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := PrintList(&out, list, f.clients(), false); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"NAME", "SCHEDULE", "NEXT RUN", "LAST RESULT", "STATE"},
+		{"ended", "0 * * * *", "in 55m", "-", "pending"},
+		{"later", "0 * * * *", "in 175m", "-", "suspended until 2026-11-23T15:30:00Z"},
+	}
+	if got := columns(out.String()); !equalRows(got, want) {
+		t.Errorf("list printed\n%s\nwant %q", out.String(), want)
 	}
 }

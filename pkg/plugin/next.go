@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -112,13 +113,17 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 	pause := pauseOf(cj)
 	var trial time.Time
 	if pause != nil && pause.TrialJob == "" && pause.ResumeAt != nil {
-		trial = trialTime(sched, times, pause.ResumeAt.Time)
+		trial = trialTime(&cj.Spec, sched, times, pause.ResumeAt.Time)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "%s\tUTC\n", zone)
 	for _, t := range times {
 		fmt.Fprintf(tw, "%s\t%s", t.In(sched.Location()).Format(zoneLayout), t.UTC().Format(utcLayout))
-		switch {
+		// What the spec holds is no run at all, so no trial either: it
+		// wins over the pause, as in the planner.
+		switch mark := holdMark(&cj.Spec, t); {
+		case mark != "":
+			fmt.Fprint(tw, "\t"+mark)
 		case pause == nil:
 		case trial.IsZero() || t.Before(trial):
 			fmt.Fprint(tw, "\tpaused")
@@ -133,9 +138,26 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		fmt.Fprintf(w, "suspended: none of these starts until kubectl cronjob resume %s\n", name)
 	}
-	// While paused, status.nextScheduleTime is the trial's time, and unset
-	// when no trial is due (no resumeAfter, or a trial running).
-	expected := times[0]
+	// status.nextScheduleTime is the first time the spec does not hold;
+	// while paused, the trial's time, and unset when no trial is due (no
+	// resumeAfter, or a trial running).
+	expected := planner.UnheldFrom(&cj.Spec, sched, times[0])
+	if until := cj.Spec.SuspendUntil; until != nil && c.Clock.Now().Before(until.Time) {
+		fmt.Fprintf(w, "suspended until %s by spec.suspendUntil: runs due before it do not start (status.missedRuns counts them under %s); ",
+			showTime(until.Time, sched.Location()), cronv1.MissedSuspendedUntil)
+		if expected.IsZero() {
+			fmt.Fprintln(w, "no run is due after it")
+		} else {
+			fmt.Fprintf(w, "the first run then is %s\n", showTime(expected, sched.Location()))
+		}
+	}
+	if skips, idle := pendingSkips(&cj.Spec, sched, times[0], c.Clock.Now()); skips+idle > 0 {
+		fmt.Fprintf(w, "skipped: spec.skipTimes skips %d %s to come (status.missedRuns counts them under %s as they pass)", skips, plural(skips, "run", "runs"), cronv1.MissedSkipped)
+		if idle > 0 {
+			fmt.Fprintf(w, "; %d of its times %s no run of the schedule and %s nothing", idle, plural(idle, "names", "name"), plural(idle, "skips", "skip"))
+		}
+		fmt.Fprintf(w, "; kubectl cronjob skip %s --clear removes every skip\n", name)
+	}
 	if pause != nil {
 		expected = trial
 		fmt.Fprintf(w, "paused after %d failed runs in a row: ", pause.Count)
@@ -170,21 +192,65 @@ func pauseOf(cj *cronv1.CronJob) *cronv1.FailureStreak {
 }
 
 // trialTime is the paused CronJob's trial run: the first time due at or
-// after resumeAt, counting from the first of times (runs before it are
-// settled); zero when the schedule has none.
-func trialTime(sched *schedule.Schedule, times []time.Time, resumeAt time.Time) time.Time {
-	for _, t := range times {
-		if !t.Before(resumeAt) {
-			return t
-		}
-	}
+// after resumeAt that spec does not hold, counting from the first of
+// times (runs before it are settled); zero when the schedule has none.
+func trialTime(spec *cronv1.CronJobSpec, sched *schedule.Schedule, times []time.Time, resumeAt time.Time) time.Time {
 	if len(times) == 0 {
 		return time.Time{}
 	}
 	// Scheduled times fall on whole seconds, and resumeAt, as written in
 	// the status, too: the first time after the nanosecond before it is
 	// the first at or after it.
-	return sched.Next(resumeAt.Add(-time.Nanosecond))
+	t := sched.Next(resumeAt.Add(-time.Nanosecond))
+	if i := slices.IndexFunc(times, func(t time.Time) bool { return !t.Before(resumeAt) }); i >= 0 {
+		t = times[i]
+	}
+	if t.IsZero() {
+		return t
+	}
+	return planner.UnheldFrom(spec, sched, t)
+}
+
+// Marks of the times next lists that the spec holds.
+const (
+	markSkipped   = "skipped"
+	markSuspended = "suspended"
+)
+
+// holdMark is how next marks a time the spec holds (planner.SpecHold):
+// skipped (spec.skipTimes), suspended (before spec.suspendUntil), or ""
+// for a time it leaves to run.
+func holdMark(spec *cronv1.CronJobSpec, t time.Time) string {
+	switch planner.SpecHold(spec, t) {
+	case cronv1.MissedSkipped:
+		return markSkipped
+	case cronv1.MissedSuspendedUntil:
+		return markSuspended
+	}
+	return ""
+}
+
+// pendingSkips counts the entries of spec.skipTimes after now: those that
+// are times of the schedule from first on, which skip a run, and the idle
+// ones, which name none and skip nothing.
+func pendingSkips(spec *cronv1.CronJobSpec, sched *schedule.Schedule, first, now time.Time) (skips, idle int) {
+	for _, s := range spec.SkipTimes {
+		switch {
+		case !s.Time.After(now):
+		case scheduled(sched, first, s.Time):
+			skips++
+		default:
+			idle++
+		}
+	}
+	return skips, idle
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // MaxNextCount bounds next --count: more times than anyone reads, and few
@@ -209,6 +275,13 @@ type NextRuns struct {
 	// Trial is the paused CronJob's trial run, one of Times; empty when no
 	// trial is due among them.
 	Trial string `json:"trial,omitempty"`
+	// SuspendedUntil is spec.suspendUntil while it is ahead: none of Times
+	// before it starts.
+	SuspendedUntil string `json:"suspendedUntil,omitempty"`
+	// Held maps each of Times the spec holds to why: skipped
+	// (spec.skipTimes) or suspended (before spec.suspendUntil). Those
+	// times start no run, and are never the trial.
+	Held map[string]string `json:"held,omitempty"`
 	// Times are the next scheduled times, empty when no run is due again
 	// (past spec.notAfter, or a schedule that names no future time).
 	Times []string `json:"times"`
@@ -231,13 +304,22 @@ func NextRunsOf(ctx context.Context, c Clients, name string, count int) (*NextRu
 	if pause := pauseOf(cj); pause != nil {
 		runs.Paused = true
 		if pause.TrialJob == "" && pause.ResumeAt != nil {
-			if trial := trialTime(sched, times, pause.ResumeAt.Time); !trial.IsZero() && len(times) > 0 && !trial.After(times[len(times)-1]) {
+			if trial := trialTime(&cj.Spec, sched, times, pause.ResumeAt.Time); !trial.IsZero() && len(times) > 0 && !trial.After(times[len(times)-1]) {
 				runs.Trial = trial.UTC().Format(utcLayout)
 			}
 		}
 	}
+	if until := cj.Spec.SuspendUntil; until != nil && c.Clock.Now().Before(until.Time) {
+		runs.SuspendedUntil = until.UTC().Format(utcLayout)
+	}
 	for _, t := range times {
 		runs.Times = append(runs.Times, t.UTC().Format(utcLayout))
+		if mark := holdMark(&cj.Spec, t); mark != "" {
+			if runs.Held == nil {
+				runs.Held = map[string]string{}
+			}
+			runs.Held[t.UTC().Format(utcLayout)] = mark
+		}
 	}
 	return runs, nil
 }

@@ -341,3 +341,92 @@ func TestNextPrintsJSON(t *testing.T) {
 		t.Errorf("next -o yaml printed\n%s", stdout)
 	}
 }
+
+// next marks the times the spec holds: suspended before spec.suspendUntil,
+// skipped for an entry of spec.skipTimes; the first time left unmarked is
+// the controller's next run, and -o json says the same.
+func TestNextMarksSkippedAndSuspendedTimes(t *testing.T) {
+	kubeconfig(t, ns)
+	cj := newCronJob("hourly", "0 * * * *", inZone("UTC"), suspendedUntil(utcAt(15, 30)), skipping(utcAt(17, 0), utcAt(12, 0)), func(cj *cronv1.CronJob) {
+		cj.Status.ObservedGeneration = 1
+		cj.Status.NextScheduleTime = &metav1.Time{Time: utcAt(16, 0)}
+	})
+	if next := decide(cj, t0).Status.NextScheduleTime; next == nil || !next.Time.Equal(utcAt(16, 0)) {
+		t.Fatalf("the controller's next run is %v, not 16:00", next)
+	}
+	f := newFakes([]*cronv1.CronJob{cj})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "hourly", 5); err != nil {
+		t.Fatal(err)
+	}
+	want := `schedule "0 * * * *" in UTC
+UTC                           UTC
+Mon 2026-11-23 14:00:00 UTC   2026-11-23T14:00:00Z   suspended
+Mon 2026-11-23 15:00:00 UTC   2026-11-23T15:00:00Z   suspended
+Mon 2026-11-23 16:00:00 UTC   2026-11-23T16:00:00Z
+Mon 2026-11-23 17:00:00 UTC   2026-11-23T17:00:00Z   skipped
+Mon 2026-11-23 18:00:00 UTC   2026-11-23T18:00:00Z
+suspended until Mon 2026-11-23 15:30:00 UTC (2026-11-23T15:30:00Z) by spec.suspendUntil: runs due before it do not start (status.missedRuns counts them under SuspendedUntil); the first run then is Mon 2026-11-23 16:00:00 UTC (2026-11-23T16:00:00Z)
+skipped: spec.skipTimes skips 1 run to come (status.missedRuns counts them under Skipped as they pass); kubectl cronjob skip hourly --clear removes every skip
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+	code, stdout, stderr, _ := f.cli(t, "next", "hourly", "-o", "json")
+	var runs NextRuns
+	if err := json.Unmarshal([]byte(stdout), &runs); code != 0 || stderr != "" || err != nil {
+		t.Fatalf("next -o json: exit %d, stderr %q, %v", code, stderr, err)
+	}
+	wantHeld := map[string]string{"2026-11-23T14:00:00Z": "suspended", "2026-11-23T15:00:00Z": "suspended", "2026-11-23T17:00:00Z": "skipped"}
+	if runs.SuspendedUntil != "2026-11-23T15:30:00Z" || !reflect.DeepEqual(runs.Held, wantHeld) {
+		t.Errorf("next -o json: suspendedUntil %q, held %v; want 2026-11-23T15:30:00Z and %v", runs.SuspendedUntil, runs.Held, wantHeld)
+	}
+	// The status naming a held time is the controller's disagreement.
+	cj.Status.NextScheduleTime = &metav1.Time{Time: utcAt(14, 0)}
+	f = newFakes([]*cronv1.CronJob{cj})
+	out.Reset()
+	if err := Next(context.Background(), f.clients(), &out, "hourly", 2); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "status.nextScheduleTime says 2026-11-23T14:00:00Z") {
+		t.Errorf("next does not say the status disagrees:\n%s", out.String())
+	}
+}
+
+// A held time is never a pause's trial: the trial is the first time at or
+// after resumeAt that the spec does not hold, as the controller picks it.
+func TestNextTrialPassesASkippedTime(t *testing.T) {
+	cj := newCronJob("minutely", "* * * * *", inZone("UTC"), skipping(utcAt(13, 6)), func(cj *cronv1.CronJob) {
+		cj.Spec.FailurePolicy = &cronv1.FailurePolicy{PauseAfter: 3, ResumeAfter: &metav1.Duration{Duration: 2 * time.Minute}}
+		cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 3, PausedAt: &metav1.Time{Time: utcAt(13, 4)}, Pauses: 1, ResumeAt: &metav1.Time{Time: utcAt(13, 6)}}
+	})
+	if next := decide(cj, t0).Status.NextScheduleTime; next == nil || !next.Time.Equal(utcAt(13, 7)) {
+		t.Fatalf("the controller's trial is %v, not 13:07", next)
+	}
+	f := newFakes([]*cronv1.CronJob{cj})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "minutely", 3); err != nil {
+		t.Fatal(err)
+	}
+	want := `Mon 2026-11-23 13:05:00 UTC   2026-11-23T13:05:00Z   paused
+Mon 2026-11-23 13:06:00 UTC   2026-11-23T13:06:00Z   skipped
+Mon 2026-11-23 13:07:00 UTC   2026-11-23T13:07:00Z   trial
+`
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "the first due then or later, 2026-11-23T13:07:00Z, is a trial run") {
+		t.Errorf("printed\n%s\nwant it to hold\n%s", out.String(), want)
+	}
+}
+
+// An entry of spec.skipTimes that is not one of the schedule's times skips
+// nothing, and next says so.
+func TestNextSaysASkipThatNamesNoRunSkipsNothing(t *testing.T) {
+	f := newFakes([]*cronv1.CronJob{newCronJob("hourly", "0 * * * *", inZone("UTC"), skipping(utcAt(14, 30), utcAt(15, 0)))})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "hourly", 3); err != nil {
+		t.Fatal(err)
+	}
+	want := "skipped: spec.skipTimes skips 1 run to come (status.missedRuns counts them under Skipped as they pass); 1 of its times names no run of the schedule and skips nothing; kubectl cronjob skip hourly --clear removes every skip\n"
+	if !strings.HasSuffix(out.String(), want) || strings.Count(out.String(), "skipped\n") != 1 {
+		t.Errorf("printed\n%s\nwant it to end\n%s", out.String(), want)
+	}
+}

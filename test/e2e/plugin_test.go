@@ -49,7 +49,9 @@ func kubectlCronJob(t *testing.T, pluginDir, ns string, args ...string) (string,
 // The kubectl plugin, through kubectl, against the controller: next agrees
 // with status.nextScheduleTime, run starts the Job it names, history shows
 // it complete, suspend and resume flip spec.suspend and the controller
-// follows.
+// follows; suspend --for sets spec.suspendUntil and list shows it; skip
+// --next skips the controller's next run, which next marks; resume and
+// skip --clear undo both.
 func TestKubectlPlugin(t *testing.T) {
 	pluginDir := buildPlugin(t)
 	ns := newNamespace(t)
@@ -169,14 +171,75 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 	checkNext()
 
+	// suspend --for: spec.suspendUntil two hours ahead, spec.suspend left
+	// alone; the controller says SuspendedUntil, list shows until when.
+	before := time.Now()
+	if out := plugin("suspend", cj.Name, "--for", "2h"); !strings.Contains(out, "/plugin suspended until ") || !strings.Contains(out, "\nnext run: ") {
+		t.Errorf("suspend --for printed %q", out)
+	}
+	cur := getCronJob(t, ns, cj.Name)
+	if su := cur.Spec.SuspendUntil; su == nil || su.Time.Before(before.Add(2*time.Hour).Truncate(time.Second)) || su.Time.After(time.Now().Add(2*time.Hour+time.Second)) ||
+		ptr.Deref(cur.Spec.Suspend, false) {
+		t.Fatalf("after suspend --for 2h: spec.suspendUntil %v, spec.suspend %v", su, cur.Spec.Suspend)
+	}
+	until := cur.Spec.SuspendUntil.UTC().Format(time.RFC3339)
+	eventually(t, 20*time.Second, "list to show the suspension", func() (bool, string) {
+		out, err := kubectlCronJob(t, pluginDir, ns, "list")
+		return err == nil && strings.Contains(out, " suspended until "+until+"\n"), out
+	})
+	// A run due within the two hours is marked suspended; the first time
+	// left unmarked is the controller's next run.
+	eventually(t, 20*time.Second, "next to print status.nextScheduleTime first after the suspension", func() (bool, string) {
+		cur := synced("status.nextScheduleTime", hasNext)
+		out := plugin("next", cj.Name, "--count", "3")
+		times := nextUTC(t, out)
+		return len(times) >= 2 && times[0].Equal(cur.Status.NextScheduleTime.Time) && strings.Contains(out, "("+until+") by spec.suspendUntil"),
+			fmt.Sprintf("status.nextScheduleTime is %v:\n%s", cur.Status.NextScheduleTime, out)
+	})
+
+	// skip --next: the controller's next run is skipped, and it schedules
+	// the one after; next marks it.
+	first := synced("status.nextScheduleTime", hasNext).Status.NextScheduleTime.Time
+	if out := plugin("skip", cj.Name, "--next", "1"); !strings.Contains(out, "skips the run of ") || !strings.Contains(out, "("+first.UTC().Format(time.RFC3339)+")") {
+		t.Errorf("skip --next 1 printed %q; want it to skip %v", out, first)
+	}
+	if skips := getCronJob(t, ns, cj.Name).Spec.SkipTimes; len(skips) != 1 || !skips[0].Time.Equal(first) {
+		t.Fatalf("spec.skipTimes %v after skip --next 1, want [%v]", skips, first)
+	}
+	synced("the controller to pass the skipped run", func(cj *cronv1.CronJob) bool {
+		return hasNext(cj) && cj.Status.NextScheduleTime.Time.Equal(first.Add(24*time.Hour))
+	})
+	if out := plugin("next", cj.Name, "-c", "2"); !strings.Contains(out, first.UTC().Format(time.RFC3339)+"   skipped\n") {
+		t.Errorf("next does not mark %v skipped:\n%s", first, out)
+	}
+	// --at a time the schedule never names: refused in one line.
+	out, err := kubectlCronJob(t, pluginDir, ns, "skip", cj.Name, "--at", first.Add(time.Minute).UTC().Format(time.RFC3339))
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "is not one of the schedule's times; the nearest are") {
+		t.Errorf("skip --at off the schedule: %v, %q", err, out)
+	}
+
+	// resume clears spec.suspendUntil, skip --clear the skips: next and
+	// the controller agree on the first time again.
+	if out := plugin("resume", cj.Name); !strings.Contains(out, "spec.suspendUntil "+until+" cleared") {
+		t.Errorf("resume printed %q", out)
+	}
+	if out := plugin("skip", cj.Name, "--clear"); !strings.Contains(out, "skips no run any more") {
+		t.Errorf("skip --clear printed %q", out)
+	}
+	if cur := getCronJob(t, ns, cj.Name); cur.Spec.SuspendUntil != nil || len(cur.Spec.SkipTimes) != 0 {
+		t.Fatalf("spec.suspendUntil %v, spec.skipTimes %v after resume and skip --clear", cur.Spec.SuspendUntil, cur.Spec.SkipTimes)
+	}
+	checkNext()
+
 	// A CronJob that is not there: one line, exit 1.
-	out, err := kubectlCronJob(t, pluginDir, ns, "history", "missing")
+	out, err = kubectlCronJob(t, pluginDir, ns, "history", "missing")
 	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"missing" not found`) {
 		t.Errorf("history of a missing CronJob: %v, %q", err, out)
 	}
 }
 
-// nextUTC reads the UTC column of next's table.
+// nextUTC reads the UTC column of next's table: the times it lists that
+// no pause, suspension or skip holds (unmarked).
 func nextUTC(t *testing.T, out string) []time.Time {
 	t.Helper()
 	var times []time.Time
