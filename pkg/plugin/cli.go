@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/version"
 )
@@ -340,14 +342,9 @@ func (s *session) listCommand() *cobra.Command {
 	var output string
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "list [-A]",
-		Short: "Every CronJob with its schedule, next run, last result and state",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return badUsage("list takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Use:               "list [-A]",
+		Short:             "Every CronJob with its schedule, next run, last result and state",
+		Args:              noArgs("list"),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -372,18 +369,23 @@ func (s *session) listCommand() *cobra.Command {
 	return cmd
 }
 
+// noArgs refuses any argument to the command name.
+func noArgs(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 0 {
+			return badUsage("%s takes no arguments, got %d", name, len(args))
+		}
+		return nil
+	}
+}
+
 // versionCommand needs no cluster: it answers even where no kubeconfig
 // works.
 func versionCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "The plugin's version, commit and Go version",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return badUsage("version takes no arguments, got %d", len(args))
-			}
-			return nil
-		},
+		Use:               "version",
+		Short:             "The plugin's version, commit and Go version",
+		Args:              noArgs("version"),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), Name, version.Get())
@@ -407,13 +409,18 @@ func (s *session) completeNames(cmd *cobra.Command, args []string, toComplete st
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	return prefixed(list.Items, func(cj cronv1.CronJob) string { return cj.Name }, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// prefixed is the names of items that start with what is typed so far.
+func prefixed[T any](items []T, name func(T) string, toComplete string) []cobra.Completion {
 	var names []cobra.Completion
-	for _, cj := range list.Items {
-		if strings.HasPrefix(cj.Name, toComplete) {
-			names = append(names, cj.Name)
+	for _, it := range items {
+		if n := name(it); strings.HasPrefix(n, toComplete) {
+			names = append(names, n)
 		}
 	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return names
 }
 
 // completeTimes offers, for --at and --until, the next scheduled times of
@@ -459,13 +466,7 @@ func (s *session) completeNamespaces(cmd *cobra.Command, _ []string, toComplete 
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var names []cobra.Completion
-	for _, n := range list.Items {
-		if strings.HasPrefix(n.Name, toComplete) {
-			names = append(names, n.Name)
-		}
-	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return prefixed(list.Items, func(n corev1.Namespace) string { return n.Name }, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 func contextOf(cmd *cobra.Command) context.Context {
