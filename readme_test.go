@@ -58,7 +58,7 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	}
 
 	missed := []string{cronv1.MissedDeadlineExceeded, cronv1.MissedConcurrencyForbidden, cronv1.MissedSuperseded, cronv1.MissedNameTaken, cronv1.MissedJobRejected, cronv1.MissedScheduleChanged,
-		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused}
+		cronv1.MissedExcluded, cronv1.MissedCalendarUnresolved, cronv1.MissedPaused, cronv1.MissedSuspendedUntil, cronv1.MissedSkipped}
 	slices.Sort(missed)
 	if got := words(line("cronjob_controller_missed_schedules_total{reason}` | counter")); !slices.Equal(got, missed) {
 		t.Errorf("docs/metrics.md's missed-run reasons %q, the code's %q", got, missed)
@@ -67,8 +67,8 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
 		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
-		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired,
-		planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed}
+		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonRunSkipped, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired,
+		planner.ReasonMaxRunsReached, planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed}
 	slices.Sort(events)
 	i := strings.Index(metricsPage, "through its Events:")
 	if i < 0 {

@@ -328,26 +328,29 @@ func TestRunNowIsNotCountedAgainstMaxRuns(t *testing.T) {
 }
 
 func TestOneTimeJobAtNotBeforeRunsOnce(t *testing.T) {
-	// The recipe: a schedule naming the instant, notBefore at it, maxRuns
-	// 1, catchUpPolicy All. Up at the instant, or down over it and back
-	// an hour later, the run is the one at notBefore.
-	once := time.Date(2026, 5, 1, 14, 30, 0, 0, time.UTC)
+	// The recipe of docs/features.md, *Run limits*: a schedule naming the
+	// instant, notBefore at it, maxRuns 1, catchUpPolicy All. Up at the
+	// instant, down over it and back hours later, or looking once a month
+	// for two years: the one run is the one at notBefore.
+	once := time.Date(2026, 12, 1, 13, 30, 0, 0, time.UTC) // 14:30 in Berlin
 	recipe := func(cj *cronv1.CronJob) {
-		cj.Spec.Schedule = "30 14 * * *"
+		cj.Spec.Schedule = "30 14 1 12 *"
+		cj.Spec.TimeZone = new("Europe/Berlin")
 		cj.Spec.NotBefore = &metav1.Time{Time: once}
 		cj.Spec.MaxRuns = new(int64(1))
 		cj.Spec.CatchUpPolicy = cronv1.CatchUpAll
 	}
 	for _, tc := range []struct {
-		name string
-		from time.Time
-		step time.Duration
+		name     string
+		from, to time.Time
+		step     time.Duration
 	}{
-		{"up at the instant", ten, time.Minute},
-		{"down over it, back an hour later", once.Add(time.Hour + time.Second), time.Hour},
+		{"up at the instant", once.Add(-3 * time.Hour), once.Add(72 * time.Hour), time.Minute},
+		{"down over it, back hours later", once.Add(5*time.Hour + time.Second), once.Add(72 * time.Hour), time.Hour},
+		{"a look a month for two years", once.Add(time.Second), once.Add(2 * 366 * 24 * time.Hour), 30 * 24 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started, _, p := maxRunsWalk(t, cronJob(recipe), tc.from, once.Add(72*time.Hour), tc.step)
+			started, _, p := maxRunsWalk(t, cronJob(recipe), tc.from, tc.to, tc.step)
 			if !slices.EqualFunc(started, []time.Time{once}, time.Time.Equal) {
 				t.Errorf("started %v, want only %s", fmtTimes(started), formatTime(once))
 			}
