@@ -1,7 +1,7 @@
 package main
 
-// The oracle of the model-based test: invariants I1-I11 (I11, maxRuns: model_maxruns_test.go), checked after every
-// sync of the walk (model_test.go).
+// The oracle of the model-based test: invariants I1-I11, checked after every
+// sync of the walk (model_test.go); I11, maxRuns, in model_maxruns_test.go.
 //
 // Views. The oracle knows exactly which spec generation a Job was made from
 // (the walk stamps the generation on the job template) and, for every sync,

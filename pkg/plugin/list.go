@@ -102,7 +102,7 @@ func State(cj *cronv1.CronJob) string {
 	switch ready.Reason {
 	case planner.ReasonSuspended:
 		return StateSuspended
-	case planner.ReasonExpired:
+	case planner.ReasonExpired, planner.ReasonMaxRunsReached:
 		return StateExpired
 	case planner.ReasonTrialRunning:
 		return "paused (trial running)"
