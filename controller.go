@@ -724,7 +724,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
 	}
 	started, applyErr := c.apply(ctx, v.cronJob, plan)
-	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown() && !namesNewTrial(&v.written, &plan.Status)
+	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown() && !namesNewTrial(&v.written, &plan.Status) &&
+		!countsLimitedRun(v.cronJob, &v.written, &plan.Status)
 	// Last, with the Events of the pruning.
 	defer c.report(v.cronJob, plan, burst)
 
@@ -797,6 +798,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 func namesNewTrial(written, decided *cronv1.CronJobStatus) bool {
 	fs := decided.FailureStreak
 	return fs != nil && fs.TrialJob != "" && (written.FailureStreak == nil || written.FailureStreak.TrialJob != fs.TrialJob)
+}
+
+// countsLimitedRun reports whether decided counts a scheduled run written
+// does not, on a CronJob with spec.maxRuns. Its status write is never
+// deferred, for the trial's reason: deferred, a crash would leave the run's
+// Job as its only record, and a controller whose Job cache missed that
+// Job's create (a hung watch) would count one run too few and start one
+// more than maxRuns.
+func countsLimitedRun(cj *cronv1.CronJob, written, decided *cronv1.CronJobStatus) bool {
+	return cj.Spec.MaxRuns != nil && decided.ScheduledRunCount != written.ScheduledRunCount
 }
 
 // nextRun is when cj's next scheduled run is due, as plan decided at now;

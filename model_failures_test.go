@@ -120,7 +120,7 @@ func (w *modelWalk) failureMove(x *modelCJ) {
 	case r < 0.3:
 		f.failP = pick(w.rng, []float64{0, 0.1, 0.5, 0.9, 1, 1})
 		w.logf("  %s's Jobs now fail with probability %.1f", x.name, f.failP)
-	case r < 0.65:
+	case r < 0.65 && x.specs[w.lastGen(x)].MaxRuns == nil:
 		var what string
 		w.editSpecBy(x, func(s *cronv1.CronJobSpec) {
 			switch {
@@ -217,6 +217,7 @@ func (w *modelWalk) noteStatus(key string, cj *cronv1.CronJob) {
 	f.statusWrites++
 	st := &cj.Status
 	w.checkRunHistory(x, cj)
+	w.checkRunCount(x, st)
 	for _, m := range st.MissedRuns {
 		if m.Reason != cronv1.MissedScheduleChanged {
 			f.settled[m.LastTime.Unix()] = true

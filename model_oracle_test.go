@@ -1,7 +1,7 @@
 package main
 
-// The oracle of the model-based test: invariants I1-I10, checked after every
-// sync of the walk (model_test.go).
+// The oracle of the model-based test: invariants I1-I11, checked after every
+// sync of the walk (model_test.go); I11, maxRuns, in model_maxruns_test.go.
 //
 // Views. The oracle knows exactly which spec generation a Job was made from
 // (the walk stamps the generation on the job template) and, for every sync,
@@ -967,6 +967,7 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		}
 		missing = append(missing, t)
 	}
+	missing = w.maxRunsRequired(x, missing)
 	if x.namesCalendars() {
 		w.checked("I3 due run of a CronJob naming Calendars required to have started")
 	}
@@ -1587,6 +1588,9 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	// and each may let one older run into a catch-up's limit.
 	held := int64(0)
 	for _, t := range cands {
+		if x.maxRunsCut(t) {
+			continue // no run: maxRuns reached before it
+		}
 		switch w.owed(x, views, t, true) {
 		case modelUnknown:
 			w.stat("I3 missed-run window skipped: cannot tell runs")

@@ -21,13 +21,14 @@ package main
 // flush; inputs reach their bounds: startingDeadlineSeconds 10000000000
 // ("no deadline", more than a time.Duration holds), a 52-character CronJob
 // name, Calendar range bounds at daylight-saving changes. After every step
-// the invariants I1-I9 (model_oracle_test.go) are checked:
+// the invariants I1-I11 (model_oracle_test.go) are checked:
 //
 //	I1 never twice            I5 syncs neither panic, block, nor err without cause
 //	I2 no ghost run           I6 a detached Job: never active, deleted, blocking, or released early
 //	I3 not dropped, counted   I7 a CronJob created again runs its own runs and run-now
 //	I4 status agrees          I8 inputs at their bounds (huge deadline, long names)
 //	I9 failurePolicy: no start while paused but one trial, held runs counted, the streak's count
+//	I10 the run history       I11 maxRuns: never a run past it, the count exact
 //
 // CronJobs may carry spec.failurePolicy, their Jobs fail in streaks, and
 // users set, edit and remove the policy and resume a paused CronJob
@@ -320,18 +321,21 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 
 // modelWalk is one seeded random walk.
 type modelWalk struct {
-	t       testing.TB
-	seed    int64
-	rng     *rand.Rand
-	verbose bool
-	step    int
-	clock   *testingclock.FakeClock
-	srv     *modelServer
-	ctl     *modelCtl
-	ctls    int
-	cjs     []*modelCJ
-	byUID   map[types.UID]*modelCJ
-	ctx     context.Context
+	t    testing.TB
+	seed int64
+	rng  *rand.Rand
+	// maxRunsRng draws spec.maxRuns (model_maxruns_test.go) apart from
+	// rng, so every seed still walks as it did before maxRuns.
+	maxRunsRng *rand.Rand
+	verbose    bool
+	step       int
+	clock      *testingclock.FakeClock
+	srv        *modelServer
+	ctl        *modelCtl
+	ctls       int
+	cjs        []*modelCJ
+	byUID      map[types.UID]*modelCJ
+	ctx        context.Context
 
 	// foreign names the Jobs a user made under the names of runs.
 	foreign map[string]bool
@@ -515,7 +519,7 @@ func (r modelRecorder) AnnotatedEventf(obj runtime.Object, _ map[string]string, 
 func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 	rng := rand.New(rand.NewSource(seed))
 	w := &modelWalk{
-		t: t, seed: seed, rng: rng, verbose: verbose,
+		t: t, seed: seed, rng: rng, verbose: verbose, maxRunsRng: rand.New(rand.NewSource(seed ^ 0x6d617852756e73)),
 		byUID:       map[types.UID]*modelCJ{},
 		namedCache:  map[modelNamedKey]modelTri{},
 		stepChecked: map[string]bool{},
@@ -762,6 +766,7 @@ func (w *modelWalk) createCronJob(name string) {
 			spec.NotBefore, spec.NotAfter = &metav1.Time{Time: lo}, &metav1.Time{Time: hi}
 		}
 	}
+	w.maybeMaxRuns(&spec)
 	cj := w.srv.createCronJob(&cronv1.CronJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
@@ -786,8 +791,8 @@ func modelDescribeSpec(s *cronv1.CronJobSpec) string {
 	if s.StartingDeadlineSeconds != nil {
 		d = fmt.Sprint(*s.StartingDeadlineSeconds)
 	}
-	return fmt.Sprintf("schedule=%q window=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d calendars=%v failurePolicy=%s",
-		modelScheduleKey(*s), modelWindowKey(*s), ptr.Deref(s.TimeZone, "<local>"), ptr.Deref(s.Suspend, false), s.ConcurrencyPolicy, d,
+	return fmt.Sprintf("schedule=%q window=%s maxRuns=%s zone=%s suspend=%v policy=%s deadline=%s catchUp=%s/%d history=%d/%d calendars=%v failurePolicy=%s",
+		modelScheduleKey(*s), modelWindowKey(*s), modelDeref(s.MaxRuns), ptr.Deref(s.TimeZone, "<local>"), ptr.Deref(s.Suspend, false), s.ConcurrencyPolicy, d,
 		s.CatchUpPolicy, ptr.Deref(s.CatchUpLimit, 0), ptr.Deref(s.SuccessfulJobsHistoryLimit, -1), ptr.Deref(s.FailedJobsHistoryLimit, -1), s.ExcludeCalendars, modelDescribePolicy(s.FailurePolicy))
 }
 
@@ -1273,7 +1278,7 @@ func (w *modelWalk) editSpec(x *modelCJ) {
 	cj := w.srv.updateCronJob(x.skey, func(cj *cronv1.CronJob) {
 		s := &cj.Spec
 		switch r := w.rng.Float64(); {
-		case r < 0.12 && w.naming(x, cj.Generation).valid:
+		case r < 0.12 && w.naming(x, cj.Generation).valid && s.MaxRuns == nil:
 			s.ExcludeCalendars = w.randomCalendarNames()
 			what = fmt.Sprintf("excludeCalendars=%v", s.ExcludeCalendars)
 		case r < 0.33 || (r < 0.6 && !w.naming(x, cj.Generation).valid):
@@ -1827,6 +1832,7 @@ type modelCreatedCheck struct {
 func (w *modelWalk) checkCreatedJobs() {
 	for _, c := range w.createdToCheck {
 		w.checkCreated(c.x, c.job, c.x.jobs[c.index], c.x.jobs[:c.index])
+		w.checkMaxRunsCreated(c.x)
 	}
 	w.createdToCheck = nil
 }

@@ -66,8 +66,8 @@ func TestReadmeNamesWhatTheCodeHas(t *testing.T) {
 	events := []string{planner.ReasonSuccessfulCreate, planner.ReasonSawCompletedJob, planner.ReasonSuccessfulDelete,
 		planner.ReasonMissSchedule, planner.ReasonJobAlreadyActive, planner.ReasonTooManyMissedTimes, planner.ReasonInvalidSchedule,
 		planner.ReasonUnknownTimeZone, planner.ReasonFailedCreate, planner.ReasonFailedDelete, planner.ReasonUnexpectedJob, planner.ReasonMissingJob,
-		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired,
-		planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed, planner.ReasonRunSkipped}
+		planner.ReasonRunExcluded, planner.ReasonRunHeld, planner.ReasonRunSkipped, planner.ReasonCalendarNotFound, planner.ReasonCalendarInvalid, planner.ReasonExpired,
+		planner.ReasonMaxRunsReached, planner.ReasonPaused, planner.ReasonTrialRun, planner.ReasonResumed}
 	slices.Sort(events)
 	i := strings.Index(metricsPage, "through its Events:")
 	if i < 0 {

@@ -311,6 +311,10 @@ func (p *Plan) Wants(c Create) bool {
 		// was known takes their place.)
 		return false
 	}
+	if !c.Manual && p.maxRunsReached() {
+		// The run reported before it was the last spec.maxRuns allows.
+		return false
+	}
 	return c.Manual || !p.oneAtATime || !p.scheduledStarted
 }
 
@@ -332,6 +336,8 @@ func Decide(in Input) *Plan {
 	SortRuns(p.Status.RecentRuns)
 	p.trimHistory()
 
+	// Before adoption moves lastScheduleTime past them.
+	p.countUnrecorded(all)
 	settled := p.settledUntil()
 	p.reconcileActive(in.Jobs, in.Gone, in.Detached)
 	for _, r := range records {
@@ -927,6 +933,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	}
 	// A run a Calendar holds is never late and never owed.
 	runs = p.holdRuns(runs)
+	runs = p.remainingRuns(runs, spec.ConcurrencyPolicy == cronv1.ForbidConcurrent)
 	if len(runs) == 0 {
 		return
 	}
@@ -1171,6 +1178,7 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 		st.LastRunNow, st.RunNowCount = RunNowKey(c.Value), c.Seq
 	} else {
 		p.scheduledStarted = true
+		p.countStarted(c)
 		p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionTrue, reasonRunStarted,
 			fmt.Sprintf("Job %s is the run of %s", j.GetName(), formatTime(c.Time)))
 		if st.LastScheduleTime == nil || c.Time.After(st.LastScheduleTime.Time) {
@@ -1256,6 +1264,9 @@ func (p *Plan) noteNext() {
 		return
 	}
 	next := p.dueNext
+	if p.maxRunsReached() {
+		next = time.Time{}
+	}
 	if p.paused() {
 		next = p.pausedNext(p.sched, p.base, next)
 	}

@@ -29,40 +29,61 @@ import (
 // reasonNotAfterAhead is the reason of a False Expired condition.
 const reasonNotAfterAhead = "NotAfterAhead"
 
-// observeWindow sets the Expired condition from spec.notAfter and returns
-// sched bounded to the window.
+// observeWindow sets the Expired condition from spec.notAfter and
+// spec.maxRuns and returns sched bounded to the window.
 func (p *Plan) observeWindow(sched *schedule.Schedule) *schedule.Schedule {
+	p.noteExpired()
+	return p.inWindow(sched)
+}
+
+// noteExpired sets the Expired condition: True once spec.maxRuns runs have
+// started (that stops the CronJob first, whatever notAfter says later) or
+// once spec.notAfter has passed, with an Event once per message; False
+// while either is set and still ahead; absent when neither is set.
+func (p *Plan) noteExpired() {
 	spec := p.cj.Spec
+	var reason, msg string
 	switch {
-	case spec.NotAfter == nil:
-		meta.RemoveStatusCondition(&p.Status.Conditions, cronv1.ConditionExpired)
-	case p.now.After(spec.NotAfter.Time):
-		msg := "spec.notAfter " + formatTime(spec.NotAfter.Time) + " has passed: no scheduled run starts any more"
-		// Once per notAfter: a new generation alone says nothing new.
-		prev := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
-		news := prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg
-		p.setCondition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonExpired, msg)
-		if news {
-			p.event(corev1.EventTypeNormal, ReasonExpired, "%s", msg)
-		}
-	default:
+	case p.maxRunsReached():
+		reason, msg = ReasonMaxRunsReached, p.maxRunsMessage()
+	case spec.NotAfter != nil && p.now.After(spec.NotAfter.Time):
+		reason, msg = ReasonExpired, "spec.notAfter "+formatTime(spec.NotAfter.Time)+" has passed: no scheduled run starts any more"
+	case spec.NotAfter != nil:
 		p.setCondition(cronv1.ConditionExpired, metav1.ConditionFalse, reasonNotAfterAhead,
 			"scheduled runs end at spec.notAfter "+formatTime(spec.NotAfter.Time))
 		// Wake once the window has closed, to say so.
 		p.requeueBy(spec.NotAfter.Add(time.Second))
+		return
+	case spec.MaxRuns != nil:
+		p.setCondition(cronv1.ConditionExpired, metav1.ConditionFalse, reasonRunsRemaining, p.maxRunsMessage())
+		return
+	default:
+		meta.RemoveStatusCondition(&p.Status.Conditions, cronv1.ConditionExpired)
+		return
 	}
-	return p.inWindow(sched)
+	// Once per message: a new generation alone says nothing new.
+	prev := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+	news := prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg
+	p.setCondition(cronv1.ConditionExpired, metav1.ConditionTrue, reason, msg)
+	if news {
+		p.event(corev1.EventTypeNormal, reason, "%s", msg)
+	}
 }
 
-// inWindow returns sched (nil or not) bounded to the spec's window. Every
+// inWindow returns sched (nil or not) bounded to the spec's window, which
+// spec.maxRuns reached ends at the last run started (maxruns.go). Every
 // schedule a sync walks is, the one in force and the earlier ones alike:
 // a time outside the window is no run under any of them.
 func (p *Plan) inWindow(sched *schedule.Schedule) *schedule.Schedule {
 	spec := p.cj.Spec
-	if sched == nil || (spec.NotBefore == nil && spec.NotAfter == nil) {
+	end := timeOf(spec.NotAfter)
+	if last := p.runsEnd(); last != nil && (end == nil || last.Before(*end)) {
+		end = timeOf(&metav1.Time{Time: *last})
+	}
+	if sched == nil || (spec.NotBefore == nil && end == nil) {
 		return sched
 	}
-	return sched.Within(timeOf(spec.NotBefore), timeOf(spec.NotAfter))
+	return sched.Within(timeOf(spec.NotBefore), end)
 }
 
 // timeOf is a window bound as a schedule takes it. The first instant of

@@ -110,7 +110,7 @@ func State(cj *cronv1.CronJob, now time.Time) string {
 		// The suspension ended, and the controller has not written the
 		// condition since: its next sync does, at once.
 		return StatePending
-	case planner.ReasonExpired:
+	case planner.ReasonExpired, planner.ReasonMaxRunsReached:
 		return StateExpired
 	case planner.ReasonTrialRunning:
 		return "paused (trial running)"

@@ -60,6 +60,7 @@ func TestListShowsBrokenCronJobsAcrossNamespaces(t *testing.T) {
 			cj.Status.FailureStreak = &cronv1.FailureStreak{Count: 3, PausedAt: &metav1.Time{Time: t0.Add(-time.Minute)}}
 		}, ready(metav1.ConditionFalse, planner.ReasonFailureStreak)),
 		newCronJob("done", "0 0 * * *", ready(metav1.ConditionFalse, planner.ReasonExpired)),
+		newCronJob("once", "0 0 * * *", ready(metav1.ConditionFalse, planner.ReasonMaxRunsReached)),
 		newCronJob("new", "H 6 * * 1-5", inNamespace("team-c"), func(cj *cronv1.CronJob) {
 			cj.Spec.Schedules = []cronv1.ScheduleEntry{"0 9 * * 1-5", "0 12 * * 6"}
 			cj.Spec.Schedule = ""
@@ -78,6 +79,7 @@ func TestListShowsBrokenCronJobsAcrossNamespaces(t *testing.T) {
 		{"team-a", "edited", "0 3 * * *", "-", "-", "pending"},
 		{"team-a", "failing", "*/5 * * * *", "-", "-", "paused after 3 failures"},
 		{"team-a", "held", "0 2 * * *", "-", "-", "suspended"},
+		{"team-a", "once", "0 0 * * *", "-", "-", "expired"},
 		{"team-a", "sample", "*/1 * * * *", "in 30s", "-", "ok"},
 		{"team-b", "feb30", "0 0 30 2 *", "-", "-", "broken (InvalidSchedule)"},
 		{"team-b", "mars", "0 * * * *", "-", "-", "broken (UnknownTimeZone)"},

@@ -31,7 +31,8 @@ const (
 // (planner.ResolveSchedule: spec.schedule or the union of spec.schedules,
 // every H resolved with the seed namespace/name, then parsed in
 // spec.timeZone, the local zone of this process when unset, as the
-// controller uses its own), bounded to spec.notBefore and spec.notAfter.
+// controller uses its own), bounded to spec.notBefore and spec.notAfter,
+// and no more times than spec.maxRuns leaves runs.
 // The first time follows the planner's planRuns: the first scheduled time
 // after now counting from the time the CronJob's runs are settled until
 // (its last run, a later missed one, or its creation), which matters for
@@ -48,11 +49,24 @@ func NextTimes(cj *cronv1.CronJob, now time.Time, count int) (*schedule.Schedule
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("schedule %q: %w", planner.ScheduleText(cj), err)
 	}
+	if left, limited := runsLeft(cj); limited {
+		// No more times than spec.maxRuns leaves runs.
+		count = int(min(int64(count), left))
+	}
 	var times []time.Time
 	for t := due.Next; !t.IsZero() && len(times) < count; t = sched.Next(t) {
 		times = append(times, t)
 	}
 	return sched, resolved, times, nil
+}
+
+// runsLeft is how many scheduled runs spec.maxRuns still lets start, as
+// status.scheduledRunCount says; false when it is unset.
+func runsLeft(cj *cronv1.CronJob) (int64, bool) {
+	if m := cj.Spec.MaxRuns; m != nil {
+		return max(*m-cj.Status.ScheduledRunCount, 0), true
+	}
+	return 0, false
 }
 
 func timeOf(t *metav1.Time) *time.Time {
@@ -104,7 +118,9 @@ func Next(ctx context.Context, c Clients, w io.Writer, name string, count int) e
 		fmt.Fprintf(w, " in %s\n", zone)
 	}
 	if len(times) == 0 {
-		if na := cj.Spec.NotAfter; na != nil && c.Clock.Now().After(na.Time) {
+		if left, limited := runsLeft(cj); limited && left == 0 {
+			fmt.Fprintf(w, "expired: spec.maxRuns (%d) scheduled runs have started\n", *cj.Spec.MaxRuns)
+		} else if na := cj.Spec.NotAfter; na != nil && c.Clock.Now().After(na.Time) {
 			fmt.Fprintf(w, "expired: spec.notAfter %s has passed\n", na.UTC().Format(utcLayout))
 		}
 		fmt.Fprintln(w, "no further runs")

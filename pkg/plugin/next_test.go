@@ -193,6 +193,34 @@ func TestNextSaysExpired(t *testing.T) {
 	}
 }
 
+// With spec.maxRuns, next shows no more times than runs are left, the
+// first the controller's next time; with none left, none, and why.
+func TestNextShowsNoMoreTimesThanMaxRunsLeaves(t *testing.T) {
+	cj := newCronJob("twice", "0 * * * *", func(cj *cronv1.CronJob) {
+		cj.Spec.TimeZone = ptr.To("UTC")
+		cj.Spec.MaxRuns = ptr.To[int64](3)
+		cj.Status.ScheduledRunCount = 1
+		cj.Status.LastScheduleTime = &metav1.Time{Time: t0.Truncate(time.Hour)}
+	})
+	_, _, times, err := NextTimes(cj, t0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decide(cj, t0).Status.NextScheduleTime
+	if len(times) != 2 || want == nil || !times[0].Equal(want.Time) {
+		t.Errorf("times %v, want 2 from the controller's next %v", times, want)
+	}
+	cj.Status.ScheduledRunCount = 3
+	f := newFakes([]*cronv1.CronJob{cj})
+	var out bytes.Buffer
+	if err := Next(context.Background(), f.clients(), &out, "twice", 3); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "expired: spec.maxRuns (3) scheduled runs have started") || !strings.Contains(out.String(), "no further runs") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
 func TestNextSaysWhichRunsAPauseHoldsAndWhichIsTheTrial(t *testing.T) {
 	policy := func(resumeAfter time.Duration, s cronv1.FailureStreak) func(*cronv1.CronJob) {
 		return func(cj *cronv1.CronJob) {

@@ -43,6 +43,7 @@ type cronJobSpec struct {
 	excludeCalendars           []string
 	failurePolicy              *cronv1.FailurePolicy
 	runHistoryLimit            *int32
+	maxRuns                    *int64
 }
 
 // FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
@@ -90,6 +91,7 @@ func NewCronJob(cj *cronv1.CronJob) *CronJob {
 		excludeCalendars:           slices.Clone(spec.ExcludeCalendars),
 		failurePolicy:              spec.FailurePolicy.DeepCopy(),
 		runHistoryLimit:            ptr(spec.RunHistoryLimit),
+		maxRuns:                    ptr(spec.MaxRuns),
 	}
 	return s
 }
@@ -124,6 +126,7 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			ExcludeCalendars:           slices.Clone(s.spec.excludeCalendars),
 			FailurePolicy:              s.spec.failurePolicy.DeepCopy(),
 			RunHistoryLimit:            ptr(s.spec.runHistoryLimit),
+			MaxRuns:                    ptr(s.spec.maxRuns),
 		},
 		Status: *s.status.DeepCopy(),
 	}

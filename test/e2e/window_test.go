@@ -56,6 +56,10 @@ func TestSchedulesAndWindowRefusedAtApply(t *testing.T) {
 		{"a window the wrong way round", func(cj *cronv1.CronJob) {
 			cj.Spec.NotBefore, cj.Spec.NotAfter = &metav1.Time{Time: now}, &metav1.Time{Time: now.Add(-time.Hour)}
 		}, "spec.notBefore must be before spec.notAfter"},
+		{"maxRuns 1", func(cj *cronv1.CronJob) { cj.Spec.MaxRuns = ptr.To[int64](1) }, ""},
+		{"maxRuns 0", func(cj *cronv1.CronJob) { cj.Spec.MaxRuns = ptr.To[int64](0) }, "spec.maxRuns: Invalid value: 0: spec.maxRuns in body should be greater than or equal to 1"},
+		{"maxRuns past its bound", func(cj *cronv1.CronJob) { cj.Spec.MaxRuns = ptr.To[int64](1000001) },
+			"spec.maxRuns: Invalid value: 1000001: spec.maxRuns in body should be less than or equal to 1000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := env.cron.BatchV1().CronJobs(ns).Create(context.Background(), cronJob(ns, "x", "0 9 * * *", tc.opt),
@@ -163,6 +167,40 @@ func TestWindowExpiresAndComesBack(t *testing.T) {
 	for _, e := range events(t, ns, cj.Name) {
 		if e.Reason == "Expired" && e.Count > 1 {
 			t.Errorf("the Expired Event came %d times", e.Count)
+		}
+	}
+}
+
+// maxRuns 2 on @every 2s: exactly two Jobs, then Expired True with reason
+// MaxRunsReached (Ready False with it, kubectl get -o wide's REASON), one
+// Event, no next time, and no third Job while three more times pass.
+func TestMaxRunsStopsAfterTwoRuns(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t)
+	cj := createCronJob(t, cronJob(ns, "twice", "@every 2s", func(cj *cronv1.CronJob) { cj.Spec.MaxRuns = ptr.To[int64](2) }))
+	eventually(t, 30*time.Second, "two runs, then MaxRunsReached", func() (bool, string) {
+		cur := getCronJob(t, ns, cj.Name)
+		c := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionExpired)
+		ok, evs := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, planner.ReasonMaxRunsReached)
+		return c != nil && c.Reason == planner.ReasonMaxRunsReached && ok && cur.Status.NextScheduleTime == nil && cur.Status.ScheduledRunCount == 2,
+			fmt.Sprintf("count %d, condition %+v, next %v, events %s", cur.Status.ScheduledRunCount, c, cur.Status.NextScheduleTime, evs)
+	})
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if n := len(jobsOf(t, ns, cj)); n != 2 {
+			t.Fatalf("%d Jobs, want 2", n)
+		}
+	}
+	cur := getCronJob(t, ns, cj.Name)
+	if ready := meta.FindStatusCondition(cur.Status.Conditions, cronv1.ConditionReady); ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != planner.ReasonMaxRunsReached {
+		t.Errorf("Ready %+v, want False, MaxRunsReached", ready)
+	}
+	out, err := kubectl("get", "cronjobs.batch.tutorial.kubebuilder.io", "-n", ns, cj.Name, "-o", "wide")
+	if err != nil || !strings.Contains(out, planner.ReasonMaxRunsReached) {
+		t.Errorf("kubectl get -o wide does not say MaxRunsReached:\n%s %v", out, err)
+	}
+	for _, e := range events(t, ns, cj.Name) {
+		if e.Reason == planner.ReasonMaxRunsReached && e.Count > 1 {
+			t.Errorf("the MaxRunsReached Event came %d times", e.Count)
 		}
 	}
 }

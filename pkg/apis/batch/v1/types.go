@@ -88,9 +88,11 @@ const (
 	// and False, with the reason from status.missedRuns, when it did not.
 	ConditionLastRunStarted = "LastRunStarted"
 
-	// ConditionExpired is True, reason NotAfterPassed, once spec.notAfter
-	// has passed: no scheduled run starts any more. It is False while
-	// spec.notAfter is still ahead, and absent when spec.notAfter is unset.
+	// ConditionExpired is True, reason Expired, once spec.notAfter has
+	// passed, or reason MaxRunsReached once spec.maxRuns scheduled runs
+	// have started: no scheduled run starts any more. It is False while
+	// neither has come (reason NotAfterAhead or RunsRemaining), and absent
+	// when neither field is set.
 	ConditionExpired = "Expired"
 
 	// ScheduledTimeEnv is the variable every container of a scheduled
@@ -127,9 +129,9 @@ const (
 	// CronJob schedules its runs normally; False with the reason and message
 	// of what stops it: an invalid schedule or unknown time zone
 	// (InvalidSchedule, UnknownTimeZone), an unresolved Calendar
-	// (CalendarNotFound, CalendarInvalid), the window's end (Expired),
-	// spec.suspend (Suspended), or a pause after failures (FailureStreak,
-	// TrialRunning).
+	// (CalendarNotFound, CalendarInvalid), the window's end or spec.maxRuns
+	// reached (Expired, MaxRunsReached), spec.suspend (Suspended), or a
+	// pause after failures (FailureStreak, TrialRunning).
 	ConditionReady = "Ready"
 )
 
@@ -197,6 +199,21 @@ type CronJobSpec struct {
 	// does. A run-now request still starts its Job after it.
 	// +optional
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+
+	// MaxRuns, when set, is how many scheduled runs the CronJob starts in
+	// all: once that many have started (status.scheduledRunCount), no
+	// scheduled time is a run any more, as past notAfter: the condition
+	// Expired is True with reason MaxRunsReached, status.nextScheduleTime is
+	// unset, and no later time is counted as missed. Run-now requests are
+	// not counted and still start. Raising it lets the CronJob go on under
+	// its catch-up policy, as moving notAfter later does; lowering it to
+	// the count or below stops it. With notBefore and a schedule naming
+	// that instant, maxRuns 1 is a one-time job. From 1 to 1000000; no
+	// limit when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	MaxRuns *int64 `json:"maxRuns,omitempty"`
 
 	// TimeZone is the IANA name of the zone the schedule is read in. When
 	// unset, the controller's local time zone is used. The API server
@@ -391,7 +408,8 @@ type CronJobStatus struct {
 	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
 
 	// NextScheduleTime is the next time a run is due, unset when suspended,
-	// past spec.notAfter, or when the schedule cannot be used.
+	// past spec.notAfter, once spec.maxRuns runs have started, or when the
+	// schedule cannot be used.
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
@@ -441,6 +459,16 @@ type CronJobStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RunNowCount int64 `json:"runNowCount,omitempty"`
+
+	// ScheduledRunCount is how many scheduled runs (Scheduled, CatchUp and
+	// Trial; not RunNow) have started, each counted once, in the same status
+	// write that moves lastScheduleTime past it; spec.maxRuns is checked
+	// against it. It counts every run since the CronJob was created, or
+	// since a controller version that keeps the count first wrote its
+	// status (runs before that are not counted).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ScheduledRunCount int64 `json:"scheduledRunCount,omitempty"`
 
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.

@@ -327,6 +327,11 @@ func (in *CronJobSpec) DeepCopyInto(out *CronJobSpec) {
 		in, out := &in.NotAfter, &out.NotAfter
 		*out = (*in).DeepCopy()
 	}
+	if in.MaxRuns != nil {
+		in, out := &in.MaxRuns, &out.MaxRuns
+		*out = new(int64)
+		**out = **in
+	}
 	if in.TimeZone != nil {
 		in, out := &in.TimeZone, &out.TimeZone
 		*out = new(string)

@@ -66,6 +66,17 @@ type CronJobSpecApplyConfiguration struct {
 	// later brings the CronJob back under its catch-up policy, as resuming
 	// does. A run-now request still starts its Job after it.
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// MaxRuns, when set, is how many scheduled runs the CronJob starts in
+	// all: once that many have started (status.scheduledRunCount), no
+	// scheduled time is a run any more, as past notAfter: the condition
+	// Expired is True with reason MaxRunsReached, status.nextScheduleTime is
+	// unset, and no later time is counted as missed. Run-now requests are
+	// not counted and still start. Raising it lets the CronJob go on under
+	// its catch-up policy, as moving notAfter later does; lowering it to
+	// the count or below stops it. With notBefore and a schedule naming
+	// that instant, maxRuns 1 is a one-time job. From 1 to 1000000; no
+	// limit when unset.
+	MaxRuns *int64 `json:"maxRuns,omitempty"`
 	// TimeZone is the IANA name of the zone the schedule is read in. When
 	// unset, the controller's local time zone is used. The API server
 	// refuses a name of the wrong shape; the controller reports one missing
@@ -167,6 +178,14 @@ func (b *CronJobSpecApplyConfiguration) WithNotBefore(value metav1.Time) *CronJo
 // If called multiple times, the NotAfter field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithNotAfter(value metav1.Time) *CronJobSpecApplyConfiguration {
 	b.NotAfter = &value
+	return b
+}
+
+// WithMaxRuns sets the MaxRuns field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxRuns field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithMaxRuns(value int64) *CronJobSpecApplyConfiguration {
+	b.MaxRuns = &value
 	return b
 }
 

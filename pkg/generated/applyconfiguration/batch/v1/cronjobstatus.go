@@ -38,7 +38,8 @@ type CronJobStatusApplyConfiguration struct {
 	// LastSuccessfulTime is when the most recent successful Job completed.
 	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
 	// NextScheduleTime is the next time a run is due, unset when suspended,
-	// past spec.notAfter, or when the schedule cannot be used.
+	// past spec.notAfter, once spec.maxRuns runs have started, or when the
+	// schedule cannot be used.
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 	// ObservedGeneration is the spec generation this status was computed from.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
@@ -69,6 +70,13 @@ type CronJobStatusApplyConfiguration struct {
 	// its own even when the value before it repeats too (A, B, A, B).
 	// Missing (0) on a status written before the field existed.
 	RunNowCount *int64 `json:"runNowCount,omitempty"`
+	// ScheduledRunCount is how many scheduled runs (Scheduled, CatchUp and
+	// Trial; not RunNow) have started, each counted once, in the same status
+	// write that moves lastScheduleTime past it; spec.maxRuns is checked
+	// against it. It counts every run since the CronJob was created, or
+	// since a controller version that keeps the count first wrote its
+	// status (runs before that are not counted).
+	ScheduledRunCount *int64 `json:"scheduledRunCount,omitempty"`
 	// MissedRuns counts the scheduled runs that did not start, per reason,
 	// with the scheduled time of the latest.
 	MissedRuns []MissedRunsApplyConfiguration `json:"missedRuns,omitempty"`
@@ -201,6 +209,14 @@ func (b *CronJobStatusApplyConfiguration) WithLastRunNow(value string) *CronJobS
 // If called multiple times, the RunNowCount field is set to the value of the last call.
 func (b *CronJobStatusApplyConfiguration) WithRunNowCount(value int64) *CronJobStatusApplyConfiguration {
 	b.RunNowCount = &value
+	return b
+}
+
+// WithScheduledRunCount sets the ScheduledRunCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ScheduledRunCount field is set to the value of the last call.
+func (b *CronJobStatusApplyConfiguration) WithScheduledRunCount(value int64) *CronJobStatusApplyConfiguration {
+	b.ScheduledRunCount = &value
 	return b
 }
 

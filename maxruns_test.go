@@ -1,0 +1,132 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
+)
+
+func withMaxRuns(n int64) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.MaxRuns = &n }
+}
+
+// wantMaxRunsReached fails the test unless st counts n runs and says, in
+// Expired and Ready, that maxRuns is reached, with no next time.
+func wantMaxRunsReached(t *testing.T, st cronv1.CronJobStatus, n int64) {
+	t.Helper()
+	expired := meta.FindStatusCondition(st.Conditions, cronv1.ConditionExpired)
+	ready := meta.FindStatusCondition(st.Conditions, cronv1.ConditionReady)
+	if st.ScheduledRunCount != n || expired == nil || expired.Reason != planner.ReasonMaxRunsReached ||
+		ready == nil || ready.Status != "False" || ready.Reason != planner.ReasonMaxRunsReached || st.NextScheduleTime != nil {
+		t.Errorf("status: count %d, Expired %+v, Ready %+v, next %v; want %d, MaxRunsReached, no next time",
+			st.ScheduledRunCount, expired, ready, st.NextScheduleTime, n)
+	}
+}
+
+// maxRuns 2. The 10:00 run's status write is refused (a conflict) and the
+// controller restarts before retrying it: the next one finds the 10:00 Job
+// and counts it, once, starts 11:00, the last, and says so. Syncs from
+// stale caches after that (a standby whose CronJob cache still shows the
+// status from before both runs; one whose Job cache lacks the 11:00 Job)
+// start nothing and count nothing again.
+func TestMaxRunsCountsARunOnceThroughALostStatusWrite(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2))
+	before := f.cronJob.DeepCopy()
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
+		t.Fatalf("10:00: created %q, want the 10:00 run", got)
+	}
+	stop()
+
+	f.clock.SetTime(at(time.Hour + 5*time.Second))
+	c, _, _ = restart(t, ctx, f)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
+		t.Fatalf("11:00: created %q, want the 11:00 run", got)
+	}
+	wantMaxRunsReached(t, w.Status, 2)
+
+	for _, stale := range []string{"CronJob cache from before both runs", "Job cache without the 11:00 Job"} {
+		f.clock.SetTime(f.clock.Now().Add(time.Hour))
+		c, kubeFactory, cronFactory := restart(t, ctx, f)
+		if stale == "CronJob cache from before both runs" {
+			cacheCronJob(t, cronFactory, before)
+		} else {
+			last := liveJob(t, ctx, f, jobName(at(time.Hour)))
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(last)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and what it would write
+		if got := created(f); len(got) != 0 {
+			t.Errorf("%s: created %q, want none", stale, got)
+		}
+		if w := f.writtenStatus(); w != nil {
+			wantMaxRunsReached(t, w.Status, 2)
+		}
+	}
+}
+
+// The status write that counts a run of a CronJob with maxRuns is never
+// deferred behind a burst: deferred, a crash would leave the run's Job its
+// only record, and a next leader whose Job cache missed the Job (a hung
+// watch) would start one run more than maxRuns.
+func TestMaxRunsStatusWriteIsNotDeferred(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(1))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	syncInABurst(t, ctx, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
+		t.Fatalf("created %q, want the 10:00 run", got)
+	}
+	w := f.writtenStatus()
+	if w == nil {
+		t.Fatal("the status that counts the run was deferred")
+	}
+	wantMaxRunsReached(t, w.Status, 1)
+
+	// A crash; the next leader's Job cache never got the 10:00 create.
+	f.clock.SetTime(at(time.Hour + time.Second))
+	c2, kubeFactory, _ := restart(t, ctx, f)
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("after the crash: created %q, want none: maxRuns 1 was reached", got)
+	}
+}
+
+// Without maxRuns, a burst still defers the status write: the rule costs
+// only the CronJobs that set it.
+func TestWithoutMaxRunsABurstStillDefersTheStatusWrite(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	c, _, _ := f.newController(ctx)
+	syncInABurst(t, ctx, c, cache.MetaObjectToName(f.cronJob))
+	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
+		t.Fatalf("created %q, want the 10:00 run", got)
+	}
+	if n := f.statusWrites(); n != 0 {
+		t.Errorf("%d status writes, want the write deferred", n)
+	}
+}

@@ -1,0 +1,367 @@
+package planner
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+)
+
+func maxRuns(n int64) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Spec.MaxRuns = &n }
+}
+
+func runCount(n int64) func(*cronv1.CronJob) {
+	return func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = n }
+}
+
+// conditionOf is a condition as "Status/Reason", "" when absent.
+func conditionOf(st cronv1.CronJobStatus, typ string) string {
+	if c := meta.FindStatusCondition(st.Conditions, typ); c != nil {
+		return string(c.Status) + "/" + c.Reason
+	}
+	return ""
+}
+
+// maxRunsCase is a row of TestDecideMaxRuns: a sync decided and carried
+// out by a controller whose creates all succeed.
+type maxRunsCase struct {
+	name    string
+	cronJob *cronv1.CronJob
+	jobs    []*fakeJob
+	records []*fakeJob
+	now     time.Time
+
+	wantStarted []string
+	wantCount   int64
+	// wantExpired and wantReady are the conditions as "Status/Reason".
+	wantExpired, wantReady string
+	wantNext               time.Time
+	wantRequeue            time.Duration
+	wantMissed             map[string]int64
+	wantEvents             []string
+}
+
+func (tc maxRunsCase) run(t *testing.T) {
+	t.Helper()
+	p := Decide(Input{CronJob: tc.cronJob, Jobs: asJobs(tc.jobs), Records: asJobs(tc.records), Now: tc.now})
+	made := startAll(p)
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, tc.wantStarted) {
+		t.Errorf("started %q, want %q", got, tc.wantStarted)
+	}
+	if got := p.Status.ScheduledRunCount; got != tc.wantCount {
+		t.Errorf("scheduledRunCount %d, want %d", got, tc.wantCount)
+	}
+	if got := conditionOf(p.Status, cronv1.ConditionExpired); got != tc.wantExpired {
+		t.Errorf("Expired %q, want %q", got, tc.wantExpired)
+	}
+	if got := conditionOf(p.Status, cronv1.ConditionReady); tc.wantReady != "" && got != tc.wantReady {
+		t.Errorf("Ready %q, want %q", got, tc.wantReady)
+	}
+	if got := p.Status.NextScheduleTime; (got == nil) != tc.wantNext.IsZero() || (got != nil && !got.Time.Equal(tc.wantNext)) {
+		t.Errorf("nextScheduleTime %v, want %v", got, tc.wantNext)
+	}
+	if p.RequeueAfter != tc.wantRequeue {
+		t.Errorf("requeue %v, want %v", p.RequeueAfter, tc.wantRequeue)
+	}
+	if got := missedOf(p.Status); !mapsEqual(got, tc.wantMissed) {
+		t.Errorf("missed %v, want %v", got, tc.wantMissed)
+	}
+	var reasons []string
+	for _, e := range p.Events {
+		if e.Reason != ReasonSuccessfulCreate {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	if !slices.Equal(reasons, tc.wantEvents) {
+		t.Errorf("events %q, want %q", reasons, tc.wantEvents)
+	}
+}
+
+func TestDecideMaxRuns(t *testing.T) {
+	reached := "True/" + ReasonMaxRunsReached
+	remaining := "False/" + reasonRunsRemaining
+	ready := "True/" + ReasonScheduling
+	stopped := "False/" + ReasonMaxRunsReached
+	reachedMsg := func(n, m int64) string {
+		return (&Plan{cj: cronJob(maxRuns(m)), Status: cronv1.CronJobStatus{ScheduledRunCount: n}}).maxRunsMessage()
+	}
+	for _, tc := range []maxRunsCase{
+		{name: "runs remain: the run starts and is counted; Expired False says how many have started",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(1)), now: at(time.Second),
+			wantStarted: hours(10), wantCount: 2, wantExpired: remaining, wantReady: ready,
+			wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "the last run: counted, Expired True and Ready False in the same status, no next time, one Event",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(2)), now: at(time.Second),
+			wantStarted: hours(10), wantCount: 3, wantExpired: reached, wantReady: stopped,
+			// The wake-up was planned before the run started; the sync
+			// it brings plans none.
+			wantRequeue: time.Hour - time.Second, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "reached: later times are no runs: not started, not counted missed, no next time, no wake-up",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(3)), now: at(5 * time.Hour),
+			wantCount: 3, wantExpired: reached, wantReady: stopped, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "reached and said: no second Event",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(3),
+				condition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonMaxRunsReached, reachedMsg(3, 3))), now: at(5 * time.Hour),
+			wantCount: 3, wantExpired: reached, wantReady: stopped},
+		{name: "reached, notAfter passed too: MaxRunsReached stays the reason",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(3), notAfter(at(time.Hour)),
+				condition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonMaxRunsReached, reachedMsg(3, 3))), now: at(5 * time.Hour),
+			wantCount: 3, wantExpired: reached, wantReady: stopped},
+		{name: "catch-up All with 5 runs owed and 2 left starts the oldest 2, counts none of the rest missed",
+			cronJob: cronJob(last(at(-6*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2)), now: at(-time.Hour + time.Second),
+			wantStarted: hours(5, 6), wantCount: 4, wantExpired: reached, wantReady: stopped,
+			wantRequeue: time.Hour - time.Second, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "catch-up All under Forbid: one run starts, the rest wait, uncounted",
+			cronJob: cronJob(last(at(-6*time.Hour)), catchUpAll(10), concurrency(cronv1.ForbidConcurrent), maxRuns(4), runCount(2)), now: at(-time.Hour + time.Second),
+			wantStarted: hours(5), wantCount: 3, wantExpired: remaining, wantReady: ready,
+			wantNext: ten, wantRequeue: time.Hour - time.Second},
+		{name: "a skip after the last run allowed is no run: not counted Skipped",
+			cronJob: cronJob(last(at(-4*time.Hour)), catchUpAll(10), maxRuns(4), runCount(3), func(cj *cronv1.CronJob) {
+				cj.Spec.SkipTimes = []metav1.Time{metav1.NewTime(at(-2 * time.Hour))}
+			}), now: at(-time.Hour + time.Second),
+			wantStarted: hours(7), wantCount: 4, wantExpired: reached, wantReady: stopped,
+			wantRequeue: time.Hour - time.Second, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "a skip before the last run allowed is counted, and does not use up a run",
+			cronJob: cronJob(last(at(-4*time.Hour)), catchUpAll(10), maxRuns(4), runCount(3), func(cj *cronv1.CronJob) {
+				cj.Spec.SkipTimes = []metav1.Time{metav1.NewTime(at(-3 * time.Hour))}
+			}), now: at(-time.Hour + time.Second),
+			wantStarted: hours(8), wantCount: 4, wantExpired: reached, wantReady: stopped, wantMissed: map[string]int64{cronv1.MissedSkipped: 1},
+			wantRequeue: time.Hour - time.Second, wantEvents: []string{ReasonRunSkipped, ReasonMaxRunsReached}},
+		{name: "raised: the CronJob goes on; the times since the last run are owed under Latest, as after moving notAfter later",
+			cronJob: cronJob(last(at(-3*time.Hour)), maxRuns(5), runCount(3),
+				condition(cronv1.ConditionExpired, metav1.ConditionTrue, ReasonMaxRunsReached, reachedMsg(3, 3))), now: at(time.Second),
+			wantStarted: hours(10), wantCount: 4, wantExpired: remaining, wantReady: ready, wantMissed: map[string]int64{cronv1.MissedSuperseded: 2},
+			wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "lowered below the count: stopped at once",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(2), runCount(3)), now: at(time.Second),
+			wantCount: 3, wantExpired: reached, wantReady: stopped, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "a run-now is not counted, and starts when maxRuns is reached",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(1), runCount(1), runNowValue("now")), now: at(time.Second),
+			wantStarted: []string{job.ManualName("cj", "cj-uid", "", "now", 1)}, wantCount: 1, wantExpired: reached, wantReady: stopped,
+			wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "a Job whose run the status does not count (a write lost) is counted once, and the next run is the last",
+			cronJob: cronJob(last(at(-2*time.Hour)), maxRuns(3), runCount(1)), jobs: []*fakeJob{runOf(at(-time.Hour), "")}, now: at(time.Second),
+			wantStarted: hours(10), wantCount: 3, wantExpired: reached, wantReady: stopped,
+			wantRequeue: time.Hour - time.Second, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "unrecorded Jobs are counted whatever order the cache lists them in, finished or not",
+			cronJob: cronJob(last(at(-4*time.Hour)), maxRuns(3), runCount(0)),
+			jobs:    []*fakeJob{runOf(at(-time.Hour), batchv1.JobComplete), runOf(at(-3*time.Hour), ""), runOf(at(-2*time.Hour), batchv1.JobFailed)}, now: at(time.Second),
+			wantCount: 3, wantExpired: reached, wantReady: stopped, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "a Job the status counts already is not counted again (a cache older than the status)",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(2)), jobs: []*fakeJob{runOf(at(-time.Hour), ""), runOf(at(-2*time.Hour), "")}, now: at(time.Second),
+			wantStarted: hours(10), wantCount: 3, wantExpired: reached, wantReady: stopped,
+			wantRequeue: time.Hour - time.Second, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "a detached Job that records an unrecorded run counts",
+			cronJob: cronJob(last(at(-2*time.Hour)), maxRuns(2), runCount(1)), records: []*fakeJob{holding(runOf(at(-time.Hour), batchv1.JobComplete))}, now: at(time.Second),
+			wantCount: 2, wantExpired: reached, wantReady: stopped, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "a run-now Job is not counted when it shows up unrecorded",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(1)), jobs: []*fakeJob{manualRun("cj-manual")}, now: at(time.Second),
+			wantStarted: hours(10), wantCount: 2, wantExpired: remaining, wantReady: ready,
+			wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "a Job for a time still to come is not a run yet, and not counted",
+			cronJob: cronJob(last(at(-time.Hour)), maxRuns(3), runCount(1)), jobs: []*fakeJob{runOf(at(2*time.Hour), "")}, now: at(time.Second),
+			wantStarted: hours(10), wantCount: 2, wantExpired: remaining, wantReady: ready,
+			wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "suspended: the count and the condition are kept up all the same",
+			cronJob: cronJob(last(at(-2*time.Hour)), maxRuns(2), runCount(1), func(cj *cronv1.CronJob) { cj.Spec.Suspend = new(true) }),
+			jobs:    []*fakeJob{runOf(at(-time.Hour), "")}, now: at(time.Second),
+			wantCount: 2, wantExpired: reached, wantReady: stopped, wantEvents: []string{ReasonMaxRunsReached}},
+		{name: "lastScheduleTime set back by hand: the runs after it whose Jobs are there count again (docs/features.md says so)",
+			cronJob: cronJob(last(at(-3*time.Hour)), maxRuns(10), runCount(2)),
+			jobs:    []*fakeJob{runOf(at(-2*time.Hour), batchv1.JobComplete), runOf(at(-time.Hour), batchv1.JobComplete)}, now: at(time.Second),
+			wantStarted: hours(10), wantCount: 5, wantExpired: remaining, wantReady: ready,
+			wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+		{name: "unset: counted all the same, no condition",
+			cronJob: cronJob(last(at(-time.Hour)), runCount(7)), now: at(time.Second),
+			wantStarted: hours(10), wantCount: 8, wantReady: ready, wantNext: at(time.Hour), wantRequeue: time.Hour - time.Second},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// maxRunsWalk syncs cj from..to every step, carrying each plan out and
+// writing its status back, and returns the scheduled times started.
+func maxRunsWalk(t *testing.T, cj *cronv1.CronJob, from, to time.Time, step time.Duration) ([]time.Time, []*fakeJob, *Plan) {
+	t.Helper()
+	var jobs []*fakeJob
+	var started []time.Time
+	var p *Plan
+	for now := from; !now.After(to); now = now.Add(step) {
+		p = Decide(Input{CronJob: cj, Jobs: asJobs(jobs), Now: now})
+		for _, j := range startAll(p) {
+			jobs = append(jobs, j)
+			if !j.manual {
+				started = append(started, j.scheduled)
+			}
+		}
+		cj = cj.DeepCopy()
+		cj.Status = p.Status
+	}
+	return started, jobs, p
+}
+
+func TestMaxRunsStopsAfterTheLastScheduledRun(t *testing.T) {
+	cj := cronJob(sched("*/10 * * * *"), maxRuns(3), func(cj *cronv1.CronJob) { cj.CreationTimestamp = metav1.NewTime(ten) })
+	started, _, p := maxRunsWalk(t, cj, at(time.Second), at(3*time.Hour), 5*time.Minute)
+	if want := []time.Time{at(10 * time.Minute), at(20 * time.Minute), at(30 * time.Minute)}; !slices.EqualFunc(started, want, time.Time.Equal) {
+		t.Errorf("started %v, want %v", fmtTimes(started), fmtTimes(want))
+	}
+	st := p.Status
+	if st.ScheduledRunCount != 3 || st.NextScheduleTime != nil || p.RequeueAfter != 0 || totalMissed(st) != 0 {
+		t.Errorf("after the last run: count %d, next %v, requeue %v, missed %v; want 3, unset, none, none",
+			st.ScheduledRunCount, st.NextScheduleTime, p.RequeueAfter, missedOf(st))
+	}
+	if got := conditionOf(st, cronv1.ConditionReady); got != "False/"+ReasonMaxRunsReached {
+		t.Errorf("Ready %s, want False/%s", got, ReasonMaxRunsReached)
+	}
+}
+
+func TestMaxRunsCountsARunOnceThroughALostStatusWrite(t *testing.T) {
+	// maxRuns 2. The 10:00 sync starts the first run; its status write is
+	// lost. The 11:00 sync starts from the old status and sees 10:00's Job
+	// (counted now, once) and starts 11:00, the last; a sync from the same
+	// old status again (a stale cache) counts both Jobs, once each, and
+	// starts nothing.
+	cj := cronJob(last(at(-time.Hour)), maxRuns(2))
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	jobs := startAll(p1)
+	if p1.Status.ScheduledRunCount != 1 {
+		t.Fatalf("first run: count %d, want 1", p1.Status.ScheduledRunCount)
+	}
+	// p1.Status is lost.
+	p2 := Decide(Input{CronJob: cj, Jobs: asJobs(jobs), Now: at(time.Hour + time.Second)})
+	jobs = append(jobs, startAll(p2)...)
+	if got := createdTimes(p2); !slices.Equal(got, []string{"05-01T11:00:00"}) || p2.Status.ScheduledRunCount != 2 {
+		t.Fatalf("after the lost write: started %v, count %d; want 11:00, 2", got, p2.Status.ScheduledRunCount)
+	}
+	for _, now := range []time.Time{at(time.Hour + 2*time.Second), at(5 * time.Hour)} {
+		p3 := Decide(Input{CronJob: cj, Jobs: asJobs(jobs), Now: now})
+		if len(p3.Creates) != 0 || p3.Status.ScheduledRunCount != 2 || conditionOf(p3.Status, cronv1.ConditionExpired) != "True/"+ReasonMaxRunsReached {
+			t.Errorf("from the stale status at %s: creates %v, count %d, Expired %s; want none, 2, MaxRunsReached",
+				formatTime(now), createdTimes(p3), p3.Status.ScheduledRunCount, conditionOf(p3.Status, cronv1.ConditionExpired))
+		}
+	}
+}
+
+func TestMaxRunsWithCatchUpAllStartsNoMoreThanTheRest(t *testing.T) {
+	// Down from 04:00 to 10:00: six runs owed, three left. The first
+	// create is refused for good (its name taken): it is missed, not a
+	// run, and the next sync starts the fourth owed.
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(5), runCount(2))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	if got := createdTimes(p); len(got) != 3 {
+		t.Fatalf("planned %v, want the oldest three owed", got)
+	}
+	var jobs []*fakeJob
+	for i, c := range p.Creates {
+		if !p.Wants(c) {
+			t.Fatalf("create %d not wanted", i)
+		}
+		if i == 0 {
+			p.NotStarted(c, NameTaken, "")
+			continue
+		}
+		j := runOf(c.Time, "")
+		p.Started(c, j, true)
+		jobs = append(jobs, j)
+	}
+	if p.Status.ScheduledRunCount != 4 || missedFor(p.Status, cronv1.MissedNameTaken) != 1 {
+		t.Fatalf("count %d, NameTaken %d; want 4, 1", p.Status.ScheduledRunCount, missedFor(p.Status, cronv1.MissedNameTaken))
+	}
+	next := cj.DeepCopy()
+	next.Status = p.Status
+	p2 := Decide(Input{CronJob: next, Jobs: asJobs(jobs), Now: at(2 * time.Second)})
+	startAll(p2)
+	if got := createdTimes(p2); !slices.Equal(got, []string{"05-01T07:00:00"}) || p2.Status.ScheduledRunCount != 5 {
+		t.Errorf("next sync: started %v, count %d; want 07:00, 5", got, p2.Status.ScheduledRunCount)
+	}
+	if totalMissed(p2.Status) != 1 || p2.Status.NextScheduleTime != nil {
+		t.Errorf("missed %v, next %v; want only the refused run, no next time", missedOf(p2.Status), p2.Status.NextScheduleTime)
+	}
+}
+
+func TestMaxRunsRaisedLetsTheCronJobGoOn(t *testing.T) {
+	cj := cronJob(sched("*/10 * * * *"), maxRuns(1), func(cj *cronv1.CronJob) { cj.CreationTimestamp = metav1.NewTime(ten) })
+	started, jobs, p := maxRunsWalk(t, cj, at(time.Second), at(time.Hour), 10*time.Minute)
+	if len(started) != 1 {
+		t.Fatalf("maxRuns 1: started %v", fmtTimes(started))
+	}
+	cj = cj.DeepCopy()
+	cj.Status = p.Status
+	cj.Spec.MaxRuns = new(int64(3))
+	cj.Generation++
+	for _, now := range []time.Time{at(time.Hour + 5*time.Minute), at(time.Hour + 10*time.Minute + time.Second), at(time.Hour + 20*time.Minute + time.Second), at(2 * time.Hour)} {
+		p = Decide(Input{CronJob: cj, Jobs: asJobs(jobs), Now: now})
+		for _, j := range startAll(p) {
+			jobs = append(jobs, j)
+			started = append(started, j.scheduled)
+		}
+		cj.Status = p.Status
+	}
+	// 11:05 starts 11:00 (10:20..10:50 superseded), then 11:10: the third.
+	if want := []time.Time{at(10 * time.Minute), at(time.Hour), at(time.Hour + 10*time.Minute)}; !slices.EqualFunc(started, want, time.Time.Equal) {
+		t.Errorf("started %v, want %v", fmtTimes(started), fmtTimes(want))
+	}
+	if cj.Status.ScheduledRunCount != 3 || conditionOf(cj.Status, cronv1.ConditionExpired) != "True/"+ReasonMaxRunsReached {
+		t.Errorf("count %d, Expired %s; want 3, MaxRunsReached", cj.Status.ScheduledRunCount, conditionOf(cj.Status, cronv1.ConditionExpired))
+	}
+}
+
+func TestRunNowIsNotCountedAgainstMaxRuns(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), maxRuns(1), runNowValue("a"))
+	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p)
+	if len(made) != 2 || p.Status.ScheduledRunCount != 1 {
+		t.Fatalf("started %d Jobs, count %d; want the run-now and the 10:00 run, counted 1", len(made), p.Status.ScheduledRunCount)
+	}
+	// Reached: another run-now still starts, and is not counted.
+	next := cj.DeepCopy()
+	next.Status = p.Status
+	next.Annotations[cronv1.RunNowAnnotation] = "b"
+	p2 := Decide(Input{CronJob: next, Jobs: asJobs(made), Now: at(2 * time.Hour)})
+	made2 := startAll(p2)
+	if len(made2) != 1 || !made2[0].manual || p2.Status.ScheduledRunCount != 1 {
+		t.Errorf("reached: started %v, count %d; want the run-now alone, count 1", names(made2, func(j *fakeJob) string { return j.Name }), p2.Status.ScheduledRunCount)
+	}
+}
+
+func TestOneTimeJobAtNotBeforeRunsOnce(t *testing.T) {
+	// The recipe of docs/features.md, *Run limits*: a schedule naming the
+	// instant, notBefore at it, maxRuns 1, catchUpPolicy All. Up at the
+	// instant, down over it and back hours later, or looking once a month
+	// for two years: the one run is the one at notBefore.
+	once := time.Date(2026, 12, 1, 13, 30, 0, 0, time.UTC) // 14:30 in Berlin
+	recipe := func(cj *cronv1.CronJob) {
+		cj.Spec.Schedule = "30 14 1 12 *"
+		cj.Spec.TimeZone = new("Europe/Berlin")
+		cj.Spec.NotBefore = &metav1.Time{Time: once}
+		cj.Spec.MaxRuns = new(int64(1))
+		cj.Spec.CatchUpPolicy = cronv1.CatchUpAll
+	}
+	for _, tc := range []struct {
+		name     string
+		from, to time.Time
+		step     time.Duration
+	}{
+		{"up at the instant", once.Add(-3 * time.Hour), once.Add(72 * time.Hour), time.Minute},
+		{"down over it, back hours later", once.Add(5*time.Hour + time.Second), once.Add(72 * time.Hour), time.Hour},
+		{"a look a month for two years", once.Add(time.Second), once.Add(2 * 366 * 24 * time.Hour), 30 * 24 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started, _, p := maxRunsWalk(t, cronJob(recipe), tc.from, tc.to, tc.step)
+			if !slices.EqualFunc(started, []time.Time{once}, time.Time.Equal) {
+				t.Errorf("started %v, want only %s", fmtTimes(started), formatTime(once))
+			}
+			if st := p.Status; st.NextScheduleTime != nil || p.RequeueAfter != 0 || totalMissed(st) != 0 {
+				t.Errorf("after: next %v, requeue %v, missed %v; want none", st.NextScheduleTime, p.RequeueAfter, missedOf(st))
+			}
+		})
+	}
+}
