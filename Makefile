@@ -112,6 +112,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzMostRecent$$' -fuzztime $(FUZZ_TIME) -fuzzminimizetime $(FUZZ_MINIMIZE) ./pkg/schedule
 	go test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZ_TIME) -fuzzminimizetime $(FUZZ_MINIMIZE) ./pkg/schedule
 	go test -run '^$$' -fuzz '^FuzzDecide$$' -fuzztime $(FUZZ_TIME) -fuzzminimizetime $(FUZZ_MINIMIZE) ./pkg/planner
+	go test -run '^$$' -fuzz '^FuzzHeldOnPurpose$$' -fuzztime $(FUZZ_TIME) -fuzzminimizetime $(FUZZ_MINIMIZE) ./pkg/planner
 	go test -count=1 -run '^TestModel$$' . -args -model.seeds=400 -model.steps=400 -model.first=1000
 
 MODEL_SEEDS ?= 2000

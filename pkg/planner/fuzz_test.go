@@ -71,3 +71,59 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHeldOnPurpose feeds the planner suspensions and skips anywhere in
+// the calendar, on every kind of schedule, and checks what must hold
+// whatever they are: no run starts before spec.suspendUntil or at a
+// skipped time, no wait comes out negative, and nextScheduleTime is a time
+// of the schedule that neither holds.
+func FuzzHeldOnPurpose(f *testing.F) {
+	f.Add(uint8(0), int64(3600), int64(7200), int64(3600), int64(5), uint8(0))
+	f.Add(uint8(2), int64(1<<40), int64(-(1 << 40)), int64(60), int64(0), uint8(3))
+	f.Add(uint8(3), int64(90*60), int64(90), int64(1), int64(-5), uint8(1))
+	f.Add(uint8(1), int64(-3600), int64(300), int64(86400), int64(3600), uint8(2))
+	schedules := []struct{ spec, zone string }{
+		{"0 * * * *", "UTC"}, {"*/5 * * * *", "UTC"}, {"@every 1h", "UTC"}, {"@every 25m", "UTC"},
+		{"30 2 * * *", "Europe/Berlin"}, {"0 0 L * *", "UTC"}, {"0 9 ? * MON#1", "America/New_York"},
+	}
+	f.Fuzz(func(t *testing.T, schedIdx uint8, untilOff, skipOff, lastAgo, nowOff int64, policy uint8) {
+		const span = int64(400 * 365 * 24 * 3600)
+		clamp := func(s int64) time.Duration { return time.Duration(max(min(s, span), -span)) * time.Second }
+		now := at(clamp(nowOff))
+		s := schedules[int(schedIdx)%len(schedules)]
+		cj := cronJob(sched(s.spec), zone(s.zone), func(cj *cronv1.CronJob) {
+			cj.CreationTimestamp = metav1.NewTime(now.Add(-clamp(lastAgo) - time.Hour))
+			cj.Status.LastScheduleTime = &metav1.Time{Time: now.Add(-clamp(lastAgo))}
+			cj.Spec.CatchUpPolicy = []cronv1.CatchUpPolicy{cronv1.CatchUpLatest, cronv1.CatchUpAll, cronv1.CatchUpNone}[int(policy)%3]
+			cj.Spec.SuspendUntil = &metav1.Time{Time: now.Add(clamp(untilOff)).Truncate(time.Second)}
+		})
+		_, sch, err := ResolveSchedule(cj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A skip on a time of the schedule, near the suspension's end.
+		if skip := sch.Next(cj.Spec.SuspendUntil.Add(clamp(skipOff))); !skip.IsZero() {
+			cj.Spec.SkipTimes = []metav1.Time{{Time: skip}}
+		}
+		p := Decide(Input{CronJob: cj, Now: now})
+		if p.RequeueAfter < 0 {
+			t.Fatalf("negative requeue %v", p.RequeueAfter)
+		}
+		held := func(at time.Time) bool {
+			return at.Before(cj.Spec.SuspendUntil.Time) || len(cj.Spec.SkipTimes) > 0 && at.Equal(cj.Spec.SkipTimes[0].Time)
+		}
+		for _, c := range p.Creates {
+			if !c.Manual && held(c.Time) {
+				t.Fatalf("the run of %v starts, held by suspendUntil %v or skipTimes %v", c.Time, cj.Spec.SuspendUntil, cj.Spec.SkipTimes)
+			}
+		}
+		if n := p.Status.NextScheduleTime; n != nil {
+			if held(n.Time) {
+				t.Fatalf("nextScheduleTime %v is held (suspendUntil %v, skipTimes %v)", n, cj.Spec.SuspendUntil, cj.Spec.SkipTimes)
+			}
+			if _, every := sch.Every(); !every && !sch.Next(n.Add(-time.Nanosecond)).Equal(n.Time) {
+				t.Fatalf("nextScheduleTime %v is no time of %q", n, s.spec)
+			}
+		}
+	})
+}
