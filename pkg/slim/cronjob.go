@@ -43,6 +43,7 @@ type cronJobSpec struct {
 	excludeCalendars           []string
 	failurePolicy              *cronv1.FailurePolicy
 	runHistoryLimit            *int32
+	runOverrides               *cronv1.RunOverrides
 }
 
 // FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
@@ -90,6 +91,7 @@ func NewCronJob(cj *cronv1.CronJob) *CronJob {
 		excludeCalendars:           slices.Clone(spec.ExcludeCalendars),
 		failurePolicy:              spec.FailurePolicy.DeepCopy(),
 		runHistoryLimit:            ptr(spec.RunHistoryLimit),
+		runOverrides:               spec.RunOverrides.DeepCopy(),
 	}
 	return s
 }
@@ -124,6 +126,7 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			ExcludeCalendars:           slices.Clone(s.spec.excludeCalendars),
 			FailurePolicy:              s.spec.failurePolicy.DeepCopy(),
 			RunHistoryLimit:            ptr(s.spec.runHistoryLimit),
+			RunOverrides:               s.spec.runOverrides.DeepCopy(),
 		},
 		Status: *s.status.DeepCopy(),
 	}
