@@ -553,9 +553,10 @@ func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
 // the first write could go, by a TTL of 0, the moment it finishes, before
 // any status saw it leave status.active.) A CronJob being deleted releases
 // every Job: no run of it will ever be decided again. waiting reports a Job
-// being deleted whose run or outcome is not recorded yet.
-func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) ([]Release, bool) {
-	return releases(&Plan{cj: cj, jobs: jobs}, jobs, written)
+// being deleted whose run or outcome is not recorded yet. requests are the
+// CronJobRuns naming cj: the Job of one is held until its status records it.
+func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus, requests []Request) ([]Release, bool) {
+	return releases(&Plan{cj: cj, jobs: jobs, requests: requests}, jobs, written)
 }
 
 func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Release, waiting bool) {
@@ -598,8 +599,9 @@ func (p *Plan) releasable(j Job, written *cronv1.CronJobStatus) bool {
 // Recorded reports whether cj's stored status records the run of j, a Job
 // made for cj (controlled by it or detached from it since); jobs are the
 // Jobs cj controls, whose run-now chain j may be on.
-func Recorded(cj *cronv1.CronJob, jobs []Job, j Job) bool {
-	return (&Plan{cj: cj, jobs: append(slices.Clip(jobs), j)}).recorded(j, &cj.Status)
+func Recorded(cj *cronv1.CronJob, jobs []Job, j Job, requests []Request) bool {
+	p := &Plan{cj: cj, jobs: append(slices.Clip(jobs), j), requests: requests}
+	return p.recorded(j, &cj.Status) && !p.requestHolds(j)
 }
 
 // recorded reports whether the written status records j's run.

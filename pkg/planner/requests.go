@@ -205,8 +205,13 @@ func RunStatus(r *cronv1.CronJobRun, cj *cronv1.CronJob, j Job, refused *Request
 				st.Outcome = cronv1.OutcomeRunning
 			}
 		}
-		if done := j.FinishTime(); done != nil && j.Finished() != "" {
-			st.CompletionTime = done.DeepCopy()
+		if j.Finished() != "" && st.CompletionTime == nil {
+			// Unknown (a Job whose Failed condition has no time): when
+			// it was seen finished.
+			st.CompletionTime = &metav1.Time{Time: now}
+			if done := j.FinishTime(); done != nil {
+				st.CompletionTime = done.DeepCopy()
+			}
 		}
 		if !wasDone && j.Finished() != "" {
 			events = append(events, Event{corev1.EventTypeNormal, ReasonRunFinished, "Job " + j.GetName() + " " + strings.ToLower(string(st.Outcome))})

@@ -1,0 +1,201 @@
+package main
+
+// CronJobRuns: requests for one run of a CronJob (pkg/planner/requests.go).
+// The CronJob's sync reads the CronJobRuns naming it from their informer's
+// cache, by an index on spec.cronJobName, and plans their Jobs with its own
+// runs. After its creates and its own status write it brings each
+// CronJobRun's status up to date from its Job (planner.RunStatus), and
+// deletes those past their spec.ttlSecondsAfterFinished: a CronJobRun's
+// writes never hold up a run. A CronJobRun added, changed or deleted queues
+// its CronJob; a Job's change queues its CronJob already.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+)
+
+// runsByCronJob indexes CronJobRuns by namespace/spec.cronJobName.
+const runsByCronJob = "runsByCronJob"
+
+func indexRunByCronJob(obj any) ([]string, error) {
+	if r, ok := obj.(*cronv1.CronJobRun); ok {
+		return []string{r.Namespace + "/" + r.Spec.CronJobName}, nil
+	}
+	return nil, nil
+}
+
+// prepareRunCaches adds the CronJobRun index, once, before the informer
+// starts.
+func prepareRunCaches(runs cache.SharedIndexInformer) error {
+	if _, ok := runs.GetIndexer().GetIndexers()[runsByCronJob]; ok {
+		return nil
+	}
+	if err := runs.AddIndexers(cache.Indexers{runsByCronJob: indexRunByCronJob}); err != nil {
+		return fmt.Errorf("adding the CronJobRun index: %w", err)
+	}
+	return nil
+}
+
+// WithCronJobRuns makes the controller start the runs CronJobRuns ask for.
+// Without it CronJobRuns start nothing.
+func WithCronJobRuns(informer informers.CronJobRunInformer) Option {
+	return func(c *Controller) { c.runInformer = informer }
+}
+
+// watchRuns wires the CronJobRun informer, if any.
+func (c *Controller) watchRuns() error {
+	if c.runInformer == nil {
+		return nil
+	}
+	informer := c.runInformer.Informer()
+	if err := prepareRunCaches(informer); err != nil {
+		return err
+	}
+	c.runIndexer = informer.GetIndexer()
+	c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
+	err := c.handlers.add(informer, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.runChanged,
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(metav1.Object)
+			n, ok2 := newObj.(metav1.Object)
+			if ok1 && ok2 && o.GetResourceVersion() == n.GetResourceVersion() {
+				return
+			}
+			c.runChanged(newObj)
+		},
+		DeleteFunc: c.runChanged,
+	})
+	if err != nil {
+		return fmt.Errorf("adding CronJobRun handlers: %w", err)
+	}
+	return nil
+}
+
+// runChanged queues the CronJob a CronJobRun names.
+func (c *Controller) runChanged(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if r, ok := obj.(*cronv1.CronJobRun); ok {
+		c.queue.Add(cache.ObjectName{Namespace: r.Namespace, Name: r.Spec.CronJobName})
+	}
+}
+
+// runsOf returns the CronJobRuns naming the CronJob under key: the cache's
+// objects, shared.
+func (c *Controller) runsOf(key cache.ObjectName) ([]*cronv1.CronJobRun, error) {
+	if c.runIndexer == nil {
+		return nil, nil
+	}
+	objs, err := c.runIndexer.ByIndex(runsByCronJob, key.String())
+	if err != nil {
+		return nil, fmt.Errorf("listing CronJobRuns of %s: %w", key, err)
+	}
+	var runs []*cronv1.CronJobRun
+	for _, o := range objs {
+		if r, ok := o.(*cronv1.CronJobRun); ok && r.DeletionTimestamp == nil {
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
+}
+
+// requestsOf is what the planner reads of runs.
+func requestsOf(runs []*cronv1.CronJobRun) []planner.Request {
+	var out []planner.Request
+	for _, r := range runs {
+		out = append(out, planner.RequestOf(r))
+	}
+	return out
+}
+
+// followRuns writes the status of each CronJobRun naming the CronJob under
+// key (cj; nil when it is gone) from its Job, and deletes those past their
+// TTL. refusals are the plan's (nil without one). Best effort: a failed
+// write is retried by the next sync, which the write's own event or the
+// Job's next change brings.
+func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, refusals map[string]planner.RequestRefusal) error {
+	runs, err := c.runsOf(key)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	byName := map[string]planner.Job{}
+	if cj != nil {
+		owned, err := c.jobsOwnedBy(cj)
+		if err != nil {
+			return err
+		}
+		records, err := c.recordsOf(cj)
+		if err != nil {
+			return err
+		}
+		for _, j := range append(owned, records...) {
+			if j.GetDeletionTimestamp() == nil || job.HoldsRunRecord(j) {
+				byName[j.GetName()] = j
+			}
+		}
+	}
+	now := c.clock.Now()
+	var errs []error
+	for _, r := range runs {
+		var j planner.Job
+		if cj != nil {
+			j = byName[job.RequestName(cj.Name, r.UID)]
+		}
+		var refused *planner.RequestRefusal
+		if why, ok := refusals[r.Name]; ok {
+			refused = &why
+		}
+		st, events := planner.RunStatus(r, cj, j, refused, now)
+		if !equality.Semantic.DeepEqual(st, r.Status) {
+			updated := r.DeepCopy()
+			updated.Status = st
+			if _, err := c.runs.CronJobRuns(r.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+				if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+					errs = append(errs, fmt.Errorf("updating status of CronJobRun %s: %w", klog.KObj(r), err))
+				}
+				continue
+			}
+			for _, e := range events {
+				c.recorder.Event(updated, e.Type, e.Reason, e.Message)
+			}
+			r = updated
+		}
+		errs = append(errs, c.expireRun(ctx, key, r, now))
+	}
+	return errors.Join(errs...)
+}
+
+// expireRun deletes r once its TTL after finishing has passed (only if it
+// is still the object of that UID), and queues its CronJob for the moment it
+// will have.
+func (c *Controller) expireRun(ctx context.Context, key cache.ObjectName, r *cronv1.CronJobRun, now time.Time) error {
+	at, ok := planner.ExpiresAt(r)
+	switch {
+	case !ok:
+		return nil
+	case at.After(now):
+		c.queue.AddAfter(key, at.Sub(now))
+		return nil
+	}
+	err := c.runs.CronJobRuns(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(r.UID)}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting CronJobRun %s after its TTL: %w", klog.KObj(r), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted a finished CronJobRun after its TTL", "cronJobRun", klog.KObj(r))
+	return nil
+}
