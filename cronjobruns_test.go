@@ -2,17 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
@@ -259,4 +262,88 @@ func TestFinishedCronJobRunsGoAfterTheirTTL(t *testing.T) {
 	if jobs, _ := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{}); len(jobs.Items) != 0 {
 		t.Errorf("Jobs %v: the CronJobRun's deletion started one", jobs.Items)
 	}
+}
+
+// While the CronJobRun's status cannot be written (a 500 on every try),
+// its finished Job is its only record: neither the history limit (0 here)
+// nor a delete by hand removes it, and no second Job starts. Once the
+// status is written, the Job is released and pruned, and still nothing
+// starts again.
+func TestACronJobRunWhoseStatusCannotBeWrittenKeepsItsJob(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0) })
+	run := newRun("by-hand")
+	c, kubeFactory, cronFactory := f.newRunController(ctx, run)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := job.RequestName("cj", run.UID)
+	refuse := true
+	f.client.PrependReactor("update", "cronjobruns", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if refuse && a.GetSubresource() == "status" {
+			return true, nil, apierrors.NewInternalError(errors.New("etcd is away"))
+		}
+		return false, nil, nil
+	})
+	sync := func() {
+		t.Helper()
+		_, _ = c.syncHandler(ctx, key) // the refused writes fail it
+		cj, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cacheCronJob(t, cronFactory, cj)
+		f.recacheRuns(ctx, cronFactory)
+		jobs, _ := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+		for i := range jobs.Items {
+			cacheJob(t, kubeFactory, &jobs.Items[i])
+		}
+	}
+	sync()
+	finishJobAs(t, ctx, f, kubeFactory, name, batchv1.JobComplete)
+	for range 3 {
+		sync()
+	}
+	// A user deletes it by hand: the finalizer holds it.
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		sync()
+	}
+	if j := liveJob(t, ctx, f, name); j == nil || !job.HoldsRunRecord(j) {
+		t.Fatalf("the Job went (or lost its finalizer) before the CronJobRun's status recorded it: %v", j)
+	}
+	if n := createLogOf(f)[name]; n != 1 {
+		t.Fatalf("creates of %s: %d, want 1; actions %q", name, n, describe(f.kubeclient.Actions(), true))
+	}
+
+	refuse = false
+	for range 3 {
+		sync()
+	}
+	if st := f.storedRun(ctx, "by-hand").Status; st.JobName != name || st.Outcome != cronv1.OutcomeSucceeded {
+		t.Errorf("CronJobRun status %+v, want %s Succeeded", st, name)
+	}
+	if j := liveJob(t, ctx, f, name); j != nil {
+		t.Errorf("the Job is still there once both statuses record it: finalizers %v", j.Finalizers)
+	}
+	for range 2 {
+		sync()
+	}
+	if n := createLogOf(f)[name]; n != 1 {
+		t.Errorf("creates of %s: %d, want 1", name, n)
+	}
+}
+
+// createLogOf counts the Job creates the fixture's client was asked for,
+// by name.
+func createLogOf(f *fixture) map[string]int {
+	out := map[string]int{}
+	for _, a := range f.kubeclient.Actions() {
+		if c, ok := a.(k8stesting.CreateAction); ok && a.GetVerb() == "create" && a.GetResource().Resource == "jobs" {
+			out[c.GetObject().(metav1.Object).GetName()]++
+		}
+	}
+	return out
 }
