@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
@@ -147,4 +149,70 @@ func TestAUserWhoMayOnlyCreateCronJobRunsStartsARunButCannotChangeTheCronJob(t *
 	if _, err := env.cron.BatchV1().CronJobRuns(ns).Update(ctx, r, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
 		t.Errorf("changing a CronJobRun's spec: %v, want Invalid", err)
 	}
+}
+
+// What the schema can say about a CronJobRun and spec.runOverrides it says
+// at apply: bad env names, too many or too long values, a missing or too
+// long CronJob name, a TTL out of bounds, the same name twice.
+func TestCELRefusesABadCronJobRunOrRunOverrides(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	vars := func(n int) []cronv1.RunEnvVar {
+		var out []cronv1.RunEnvVar
+		for i := range n {
+			out = append(out, cronv1.RunEnvVar{Name: fmt.Sprintf("V%d", i), Value: "x"})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		spec  cronv1.CronJobRunSpec
+		valid bool
+	}{
+		{"valid, at the bounds", cronv1.CronJobRunSpec{CronJobName: strings.Repeat("c", 52), Env: append(vars(31), cronv1.RunEnvVar{Name: "LONG", Value: strings.Repeat("v", 4096)}),
+			TTLSecondsAfterFinished: ptr.To[int32](2592000)}, true},
+		{"no CronJob name", cronv1.CronJobRunSpec{}, false},
+		{"a CronJob name of 53", cronv1.CronJobRunSpec{CronJobName: strings.Repeat("c", 53)}, false},
+		{"33 env vars", cronv1.CronJobRunSpec{CronJobName: "c", Env: vars(33)}, false},
+		{"an env name starting with a digit", cronv1.CronJobRunSpec{CronJobName: "c", Env: []cronv1.RunEnvVar{{Name: "1X"}}}, false},
+		{"an env name with a space", cronv1.CronJobRunSpec{CronJobName: "c", Env: []cronv1.RunEnvVar{{Name: "A B"}}}, false},
+		{"a value of 4097", cronv1.CronJobRunSpec{CronJobName: "c", Env: []cronv1.RunEnvVar{{Name: "A", Value: strings.Repeat("v", 4097)}}}, false},
+		{"one name twice", cronv1.CronJobRunSpec{CronJobName: "c", Env: []cronv1.RunEnvVar{{Name: "A"}, {Name: "A"}}}, false},
+		{"a TTL below 0", cronv1.CronJobRunSpec{CronJobName: "c", TTLSecondsAfterFinished: ptr.To[int32](-1)}, false},
+		{"a TTL above 30 days", cronv1.CronJobRunSpec{CronJobName: "c", TTLSecondsAfterFinished: ptr.To[int32](2592001)}, false},
+	} {
+		_, err := createRun(ctx, ns, tc.spec, dry)
+		if tc.valid && err != nil || !tc.valid && !apierrors.IsInvalid(err) {
+			t.Errorf("%s: %v, want valid: %v", tc.name, err, tc.valid)
+		}
+	}
+	names := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("V%d", i))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		allowed []string
+		valid   bool
+	}{
+		{"32 names", names(32), true},
+		{"33 names", names(33), false},
+		{"a bad name", []string{"GOOD", "NOT GOOD"}, false},
+		{"a name of 129", []string{strings.Repeat("N", 129)}, false},
+	} {
+		cj := cronJob(ns, "overrides", "0 0 1 1 *", func(cj *cronv1.CronJob) { cj.Spec.RunOverrides = &cronv1.RunOverrides{AllowedEnv: tc.allowed} })
+		_, err := env.cron.BatchV1().CronJobs(ns).Create(ctx, cj, dry)
+		if tc.valid && err != nil || !tc.valid && !apierrors.IsInvalid(err) {
+			t.Errorf("allowedEnv %s: %v, want valid: %v", tc.name, err, tc.valid)
+		}
+	}
+}
+
+// createRun creates a CronJobRun of spec in ns.
+func createRun(ctx context.Context, ns string, spec cronv1.CronJobRunSpec, opts metav1.CreateOptions) (*cronv1.CronJobRun, error) {
+	return env.cron.BatchV1().CronJobRuns(ns).Create(ctx, &cronv1.CronJobRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}, Spec: spec}, opts)
 }
