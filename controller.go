@@ -718,7 +718,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.Take(key, "")
-		return 0, errors.Join(c.releaseOrphans(ctx, key), c.followRuns(ctx, key, nil, nil))
+		runsWake, runsErr := c.followRuns(ctx, key, nil, nil)
+		return runsWake, errors.Join(c.releaseOrphans(ctx, key), runsErr)
 	}
 	if err != nil {
 		return 0, errors.Join(c.releaseOrphans(ctx, key), err)
@@ -794,10 +795,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		}
 	}
 	// The CronJobRuns last: their writes wait for no run, and hold up none.
-	if err := errors.Join(applyErr, c.tidy(tidyCtx, key, cj, plan, releases), leftOrFailed(tidyCtx, c.followRuns(tidyCtx, key, cj, plan.RequestRefusals))); err != nil {
-		return failed(err)
+	runsWake, runsErr := c.followRuns(tidyCtx, key, cj, plan.RequestRefusals)
+	if err := errors.Join(applyErr, c.tidy(tidyCtx, key, cj, plan, releases), leftOrFailed(tidyCtx, runsErr)); err != nil {
+		d, err := failed(err)
+		return sooner(d, runsWake), err
 	}
-	return wake(), nil
+	return sooner(wake(), runsWake), nil
 }
 
 // namesNewTrial reports whether decided names a trial run written does not.

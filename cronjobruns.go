@@ -125,23 +125,23 @@ func requestsOf(runs []*cronv1.CronJobRun) []planner.Request {
 
 // followRuns writes the status of each CronJobRun naming the CronJob under
 // key (cj; nil when it is gone) from its Job, and deletes those past their
-// TTL. refusals are the plan's (nil without one). Best effort: a failed
-// write is retried by the next sync, which the write's own event or the
-// Job's next change brings.
-func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, refusals map[string]planner.RequestRefusal) error {
+// TTL; wake is when the next TTL ends (0: none). refusals are the plan's
+// (nil without one). A failed write is retried by the next sync, which the
+// error, the write's own event or the Job's next change brings.
+func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, refusals map[string]planner.RequestRefusal) (wake time.Duration, _ error) {
 	runs, err := c.runsOf(key)
 	if err != nil || len(runs) == 0 {
-		return err
+		return 0, err
 	}
 	byName := map[string]planner.Job{}
 	if cj != nil {
 		owned, err := c.jobsOwnedBy(cj)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		records, err := c.recordsOf(cj)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, j := range append(owned, records...) {
 			if j.GetDeletionTimestamp() == nil || job.HoldsRunRecord(j) {
@@ -155,6 +155,11 @@ func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *c
 		var j planner.Job
 		if cj != nil {
 			j = byName[job.RequestName(cj.Name, r.UID)]
+		} else if cached, ok := c.cachedJob(cache.ObjectName{Namespace: r.Namespace, Name: job.RequestName(r.Spec.CronJobName, r.UID)}); ok {
+			// The CronJob is gone, its Job not yet: the name, made from
+			// this CronJobRun's UID, is its Job's. Recorded now, it is
+			// not started again by a CronJob created under the name.
+			j = cached
 		}
 		var refused *planner.RequestRefusal
 		if why, ok := refusals[r.Name]; ok {
@@ -175,27 +180,37 @@ func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *c
 			}
 			r = updated
 		}
-		errs = append(errs, c.expireRun(ctx, key, r, now))
+		d, err := c.expireRun(ctx, r, now)
+		errs = append(errs, err)
+		if d > 0 && (wake == 0 || d < wake) {
+			wake = d
+		}
 	}
-	return errors.Join(errs...)
+	return wake, errors.Join(errs...)
 }
 
 // expireRun deletes r once its TTL after finishing has passed (only if it
-// is still the object of that UID), and queues its CronJob for the moment it
-// will have.
-func (c *Controller) expireRun(ctx context.Context, key cache.ObjectName, r *cronv1.CronJobRun, now time.Time) error {
+// is still the object of that UID); until then it says how long is left.
+func (c *Controller) expireRun(ctx context.Context, r *cronv1.CronJobRun, now time.Time) (time.Duration, error) {
 	at, ok := planner.ExpiresAt(r)
 	switch {
 	case !ok:
-		return nil
+		return 0, nil
 	case at.After(now):
-		c.queue.AddAfter(key, at.Sub(now))
-		return nil
+		return at.Sub(now), nil
 	}
 	err := c.runs.CronJobRuns(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(r.UID)}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting CronJobRun %s after its TTL: %w", klog.KObj(r), err)
+		return 0, fmt.Errorf("deleting CronJobRun %s after its TTL: %w", klog.KObj(r), err)
 	}
 	klog.FromContext(ctx).V(2).Info("Deleted a finished CronJobRun after its TTL", "cronJobRun", klog.KObj(r))
-	return nil
+	return 0, nil
+}
+
+// sooner is the earlier of two wake-ups, 0 meaning none.
+func sooner(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }

@@ -245,8 +245,12 @@ func TestFinishedCronJobRunsGoAfterTheirTTL(t *testing.T) {
 	})
 	c, _, cronFactory := f.newRunController(ctx, finished)
 	key := cache.MetaObjectToName(f.cronJob)
-	if _, err := c.syncHandler(ctx, key); err != nil {
+	wake, err := c.syncHandler(ctx, key)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if wake != time.Minute {
+		t.Errorf("the sync looks again in %v, want 1m0s: when the TTL ends", wake)
 	}
 	if _, err := f.client.BatchV1().CronJobRuns("default").Get(ctx, "finished", metav1.GetOptions{}); err != nil {
 		t.Fatalf("deleted a minute after it finished, TTL two minutes: %v", err)

@@ -113,17 +113,25 @@ func (p *Plan) requestHolds(j Job) bool {
 	return false
 }
 
-// requestRecorded reports whether written records the run of j, a
-// CronJobRun's Job: it lists it active, or its history holds it, or the
-// run is beyond a full history (dropped since, or never to be entered).
+// requestRecorded reports whether the run of j, a CronJobRun's Job, is
+// recorded: written lists it active, or its history holds it, or the run is
+// beyond a full history; or the CronJobRun's own status records it (its
+// name, and its outcome once finished) or the CronJobRun is gone. That last
+// keeps it recorded once it has been: a run dropped from a history left
+// short of full (a limit raised) must not look new, and its outcome count
+// again. The CronJobRun's status is written after the CronJob's in the sync
+// that sees the Job finish, so at worst (that CronJob status write lost) an
+// outcome goes uncounted, never counted twice.
 func (p *Plan) requestRecorded(j Job, written *cronv1.CronJobStatus) bool {
 	if activeIndex(written.Active, j.GetUID()) >= 0 ||
 		slices.ContainsFunc(written.RecentRuns, func(r cronv1.RunRecord) bool { return r.JobName == j.GetName() }) {
 		return true
 	}
 	rr := written.RecentRuns
-	t, _ := p.isRun(j)
-	return len(rr) >= p.runHistoryLimit() && !t.After(runTime(&rr[len(rr)-1]))
+	if t, _ := p.isRun(j); len(rr) >= p.runHistoryLimit() && !t.After(runTime(&rr[len(rr)-1])) {
+		return true
+	}
+	return !p.requestHolds(j)
 }
 
 // planRequests plans the Job of each CronJobRun not handled yet, oldest

@@ -294,3 +294,27 @@ func TestFinishedCronJobRunsExpireAfterTheirTTL(t *testing.T) {
 		t.Errorf("no TTL: expires, want never")
 	}
 }
+
+// A CronJobRun's finished Job that the run history no longer holds (dropped
+// from a history left short of full: the limit raised since) is recorded
+// still, by the CronJobRun's status: its failure does not count again.
+func TestACronJobRunsFailureDroppedFromTheHistoryCountsOnce(t *testing.T) {
+	run := cronJobRun("by-hand")
+	j := finishAs(requestJob(run), batchv1.JobFailed)
+	run = followed(run, j)
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(3, 0, 0), failing(1, j.Name), func(cj *cronv1.CronJob) {
+		cj.Spec.RunHistoryLimit = ptr.To[int32](10)
+		// One newer run in the history: j's entry was dropped under a
+		// limit of 1.
+		cj.Status.RecentRuns = []cronv1.RunRecord{{JobName: "cj-newer", Trigger: cronv1.TriggerScheduled,
+			ScheduledTime: &metav1.Time{Time: at(-time.Hour)}, Outcome: cronv1.OutcomeSucceeded}}
+		cj.Status.FailureStreak.Count = 0
+	})
+	p := Decide(Input{CronJob: cj, Jobs: []Job{j}, Requests: requestsOf(run), Now: ten})
+	if fs := p.Status.FailureStreak; fs == nil || fs.Count != 0 {
+		t.Errorf("failureStreak %+v, want count 0: the failure was counted (and wiped by a success) before", fs)
+	}
+	if r := p.runRecord(j.Name); r != nil {
+		t.Errorf("run history entry %+v entered again", r)
+	}
+}
