@@ -1079,6 +1079,16 @@ func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planne
 		if (!create.Manual && scheduledBlocked) || !plan.Wants(create) {
 			continue
 		}
+		if create.Request != "" {
+			pending, err := c.requestPending(ctx, cj, create)
+			if err != nil {
+				plan.CreateFailed(create, err)
+				errs = append(errs, err)
+			}
+			if !pending {
+				continue
+			}
+		}
 		created, err := c.createJob(ctx, cj, create, plan)
 		started = started || created
 		if err != nil {

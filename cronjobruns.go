@@ -207,6 +207,27 @@ func (c *Controller) expireRun(ctx context.Context, r *cronv1.CronJobRun, now ti
 	return 0, nil
 }
 
+// requestPending reads the CronJobRun of create live, before its Job is
+// made: a cache behind the API server (a hung watch, a standby taking over)
+// may show it before the status write that names its Job, a Job pruned
+// since, and the request would start again. A request is rare; one read
+// each is its lock's other half. false: it is gone, handled already, or no
+// longer the CronJobRun the Job's name was made for.
+func (c *Controller) requestPending(ctx context.Context, cj *cronv1.CronJob, create planner.Create) (bool, error) {
+	live, err := c.runs.CronJobRuns(cj.Namespace).Get(ctx, create.Request, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading CronJobRun %s before starting its Job: %w", klog.KRef(cj.Namespace, create.Request), err)
+	}
+	if job.RequestName(cj.Name, live.UID) != create.Job.Name || live.DeletionTimestamp != nil || planner.Handled(live) {
+		klog.FromContext(ctx).V(2).Info("CronJobRun handled already; its cache was behind", "cronJobRun", klog.KObj(live), "job", live.Status.JobName)
+		return false, nil
+	}
+	return true, nil
+}
+
 // sooner is the earlier of two wake-ups, 0 meaning none.
 func sooner(a, b time.Duration) time.Duration {
 	if a <= 0 || (b > 0 && b < a) {

@@ -105,6 +105,21 @@ func (s *modelServer) reactRun(a core.Action) (bool, runtime.Object, error) {
 		}
 		s.calls = append(s.calls, call)
 		return true, updated.DeepCopy(), nil
+	case a.GetVerb() == "get":
+		ga := a.(core.GetAction)
+		call := modelCall{verb: "get", resource: "cronjobruns", name: ga.GetName()}
+		call.fault = s.faults.decide("get", "cronjobruns", ga.GetName(), false, false)
+		if call.fault != "" {
+			call.err = modelFaultError(call.fault, "get CronJobRun "+ga.GetName())
+			s.calls = append(s.calls, call)
+			return true, nil, call.err
+		}
+		s.calls = append(s.calls, call)
+		r, ok := s.runs[modelKey(ga.GetNamespace(), ga.GetName())]
+		if !ok {
+			return true, nil, apierrors.NewNotFound(cronv1.Resource("cronjobruns"), ga.GetName())
+		}
+		return true, r.DeepCopy(), nil
 	case a.GetVerb() == "delete":
 		da := a.(core.DeleteAction)
 		call := modelCall{verb: "delete", resource: "cronjobruns", name: da.GetName()}

@@ -53,6 +53,12 @@ func RequestOf(r *cronv1.CronJobRun) Request {
 	return Request{Name: r.Name, UID: r.UID, Created: r.CreationTimestamp.Time, Env: r.Spec.Env, Status: r.Status}
 }
 
+// Handled reports whether the status of the CronJobRun r says it never
+// starts a Job again: it names its Job, or refuses it for good.
+func Handled(r *cronv1.CronJobRun) bool {
+	return (&Request{Status: r.Status}).handled()
+}
+
 // handled reports whether the stored status of r says it never starts a
 // Job again: it names its Job, or refuses it for good.
 func (r *Request) handled() bool {

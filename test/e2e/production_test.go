@@ -101,6 +101,7 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		{"update", "backfills.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"delete", "backfills.batch.tutorial.kubebuilder.io", "default", "no", nil},
 		{"watch", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", nil},
+		{"get", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", nil},
 		{"update", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
 		{"delete", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", nil},
 		{"update", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "no", nil},
