@@ -26,6 +26,7 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // runsByCronJob indexes CronJobRuns by namespace/spec.cronJobName.
@@ -135,7 +136,10 @@ func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *c
 	}
 	byName := map[string]planner.Job{}
 	if cj != nil {
-		owned, err := c.jobsOwnedBy(cj)
+		// Every Job of cj the cache or this process's creates show, those
+		// it is deleting too (Replace): a CronJobRun's Job that exists is
+		// recorded as its run, deleted or not, before its finalizer can go.
+		objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
 		if err != nil {
 			return 0, err
 		}
@@ -143,10 +147,18 @@ func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *c
 		if err != nil {
 			return 0, err
 		}
-		for _, j := range append(owned, records...) {
-			if j.GetDeletionTimestamp() == nil || job.HoldsRunRecord(j) {
-				byName[j.GetName()] = j
+		for _, o := range objs {
+			if j, ok := o.(*slim.Job); ok {
+				byName[j.Name] = j
 			}
+		}
+		for _, j := range c.createdJobs.OwnedBy(cj.UID) {
+			if _, ok := byName[j.Name]; !ok {
+				byName[j.Name] = j
+			}
+		}
+		for _, j := range records {
+			byName[j.GetName()] = j
 		}
 	}
 	now := c.clock.Now()
@@ -223,6 +235,11 @@ func (c *Controller) requestPending(ctx context.Context, cj *cronv1.CronJob, cre
 	}
 	if job.RequestName(cj.Name, live.UID) != create.Job.Name || live.DeletionTimestamp != nil || planner.Handled(live) {
 		klog.FromContext(ctx).V(2).Info("CronJobRun handled already; its cache was behind", "cronJobRun", klog.KObj(live), "job", live.Status.JobName)
+		return false, nil
+	}
+	if existing, ok := c.cachedJob(cache.MetaObjectToName(create.Job)); ok && c.deletedJobs.Has(existing.UID) {
+		// Its Job exists and this process is deleting it (Replace): the
+		// run started; the CronJobRun's status is still to say so.
 		return false, nil
 	}
 	return true, nil
