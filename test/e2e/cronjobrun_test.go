@@ -107,6 +107,16 @@ func TestAUserWhoMayOnlyCreateCronJobRunsStartsARunButCannotChangeTheCronJob(t *
 			return r.JobName == name && r.Trigger == cronv1.TriggerRequested && r.Outcome == cronv1.OutcomeSucceeded
 		}), fmt.Sprintf("%+v", st.RecentRuns)
 	})
+	// kubectl get cjr: the CronJob, the Job, the outcome, the age.
+	out, err := kubectl("get", "cjr", "-n", ns, "by-hand")
+	if err != nil {
+		t.Fatalf("kubectl get cjr: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !slices.Equal(strings.Fields(lines[0]), []string{"NAME", "CRONJOB", "JOB", "OUTCOME", "AGE"}) ||
+		!slices.Equal(strings.Fields(lines[1])[:4], []string{"by-hand", "report", name, "Succeeded"}) {
+		t.Errorf("kubectl get cjr printed\n%s", out)
+	}
 	if err := as.BatchV1().CronJobRuns(ns).Delete(ctx, "by-hand", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the user deleting the CronJobRun: %v, want Forbidden", err)
 	}
