@@ -30,6 +30,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/control"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	cronscheme "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/scheme"
+	clientsetv1 "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/typed/batch/v1"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/liveness"
@@ -121,6 +122,11 @@ type Controller struct {
 	cronJobInformer  cache.SharedIndexInformer
 	calendarInformer informers.CalendarInformer
 	calendarIndexer  cache.Indexer
+	// runInformer (nil: none) and runIndexer serve CronJobRuns; runs
+	// writes their status and deletes them (cronjobruns.go).
+	runInformer informers.CronJobRunInformer
+	runIndexer  cache.Indexer
+	runs        clientsetv1.BatchV1Interface
 	// calendarCache keeps the Calendars syncs read parsed, one version
 	// each, until they change or go.
 	calendarCache *planner.CalendarCache
@@ -204,6 +210,7 @@ func NewController(
 	c := &Controller{
 		jobs:            control.NewJobs(kubeclientset),
 		cronJobs:        control.NewCronJobs(cronclientset),
+		runs:            cronclientset.BatchV1(),
 		jobIndexer:      jobInformer.Informer().GetIndexer(),
 		cronJobIndexer:  cronJobInformer.Informer().GetIndexer(),
 		cronJobInformer: cronJobInformer.Informer(),
@@ -254,6 +261,9 @@ func NewController(
 		}
 	}
 	if err := c.watchCalendars(); err != nil {
+		return nil, err
+	}
+	if err := c.watchRuns(); err != nil {
 		return nil, err
 	}
 	if err := c.handlers.add(cronJobInformer.Informer(), cache.ResourceEventHandlerFuncs{
@@ -708,7 +718,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.Take(key, "")
-		return 0, c.releaseOrphans(ctx, key)
+		runsWake, runsErr := c.followRuns(ctx, key, nil, nil)
+		return runsWake, errors.Join(c.releaseOrphans(ctx, key), runsErr)
 	}
 	if err != nil {
 		return 0, errors.Join(c.releaseOrphans(ctx, key), err)
@@ -784,10 +795,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 			}
 		}
 	}
-	if err := errors.Join(applyErr, c.tidy(tidyCtx, key, cj, plan, releases)); err != nil {
-		return failed(err)
+	// The CronJobRuns last: their writes wait for no run, and hold up none.
+	runsWake, runsErr := c.followRuns(tidyCtx, key, cj, plan.RequestRefusals)
+	if err := errors.Join(applyErr, c.tidy(tidyCtx, key, cj, plan, releases), leftOrFailed(tidyCtx, runsErr)); err != nil {
+		d, err := failed(err)
+		return sooner(d, runsWake), err
 	}
-	return wake(), nil
+	return sooner(wake(), runsWake), nil
 }
 
 // namesNewTrial reports whether decided names a trial run written does not.
@@ -937,7 +951,12 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if err != nil {
 		return nil, err
 	}
-	v.input = planner.Input{CronJob: cj, Jobs: jobs, Records: records, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache}
+	runs, err := c.runsOf(key)
+	if err != nil {
+		return nil, err
+	}
+	v.input = planner.Input{CronJob: cj, Jobs: jobs, Records: records, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache,
+		Requests: requestsOf(runs)}
 	for _, ref := range cj.Status.Active {
 		if slices.ContainsFunc(jobs, func(j planner.Job) bool { return j.GetUID() == ref.UID }) {
 			continue
@@ -1070,6 +1089,16 @@ func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planne
 	for _, create := range plan.Creates {
 		if (!create.Manual && scheduledBlocked) || !plan.Wants(create) {
 			continue
+		}
+		if create.Request != "" {
+			pending, err := c.requestPending(ctx, cj, create)
+			if err != nil {
+				plan.CreateFailed(create, err)
+				errs = append(errs, err)
+			}
+			if !pending {
+				continue
+			}
 		}
 		created, err := c.createJob(ctx, cj, create, plan)
 		started = started || created

@@ -247,6 +247,7 @@ func runWith(ctx context.Context, o options, c clients, probe *liveness.Probe) e
 		cronJobs:  cronInformerFactory.Batch().V1().CronJobs(),
 		calendars: cronInformerFactory.Batch().V1().Calendars(),
 		backfills: cronInformerFactory.Batch().V1().Backfills(),
+		runs:      cronInformerFactory.Batch().V1().CronJobRuns(),
 	}
 	// The caches outlive every term as leader (caches.go): shaped once,
 	// before they start.
@@ -254,6 +255,9 @@ func runWith(ctx context.Context, o options, c clients, probe *liveness.Probe) e
 		return err
 	}
 	if err := prepareBackfillCaches(inf.jobs.Informer(), inf.backfills.Informer()); err != nil {
+		return err
+	}
+	if err := prepareRunCaches(inf.runs.Informer()); err != nil {
 		return err
 	}
 	// A factory starts only the informers asked for before its Start.
@@ -302,12 +306,13 @@ type termInformers struct {
 	cronJobs  croninformers.CronJobInformer
 	calendars croninformers.CalendarInformer
 	backfills croninformers.BackfillInformer
+	runs      croninformers.CronJobRunInformer
 }
 
 // synced reports whether every cache has listed once: /readyz.
 func (i termInformers) synced() bool {
 	return i.jobs.Informer().HasSynced() && i.cronJobs.Informer().HasSynced() &&
-		i.calendars.Informer().HasSynced() && i.backfills.Informer().HasSynced()
+		i.calendars.Informer().HasSynced() && i.backfills.Informer().HasSynced() && i.runs.Informer().HasSynced()
 }
 
 // runTerm is one term of work: new controllers on the warm caches, run
@@ -318,6 +323,7 @@ func runTerm(ctx context.Context, o options, c clients, inf termInformers, grace
 	controller, err := NewController(ctx, c.kube, c.cron, inf.jobs, inf.cronJobs, clock.RealClock{},
 		WithEventRecorder(c.recorder),
 		WithCalendars(inf.calendars),
+		WithCronJobRuns(inf.runs),
 		WithLeaseGrace(grace),
 		WithLeaseFence(fence),
 		WithPreparedCaches(),
@@ -393,12 +399,13 @@ func runShardedController(ctx context.Context, o options, registry *prometheus.R
 	set := shard.NewSet(o.shards, clock.RealClock{})
 	inf := newShardedInformers(set, kubeClient, cronClient, o.shardSelectors)
 	// Calendars are cluster-scoped and few: every replica caches them all.
-	// Without them each CronJob naming one would hold its runs.
+	// Without them each CronJob naming one would hold its runs. So are
+	// CronJobRuns: only the replica syncing a CronJob acts on them.
 	calendars := informers.NewSharedInformerFactory(cronClient, 0)
 	controller, err := NewController(ctx, kubeClient, cronClient,
 		jobInformer{inf.jobs}, cronJobInformer{inf.cronJobs},
 		clock.RealClock{}, WithEventRecorder(recorder), WithShards(set),
-		WithCalendars(calendars.Batch().V1().Calendars()), WithProbe(probe))
+		WithCalendars(calendars.Batch().V1().Calendars()), WithCronJobRuns(calendars.Batch().V1().CronJobRuns()), WithProbe(probe))
 	if err != nil {
 		return err
 	}
@@ -720,6 +727,9 @@ func checkAPI(ctx context.Context, client clientset.Interface) error {
 	// the controller never become ready: say so now.
 	if _, err := client.BatchV1().Calendars().List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
 		return errors.New("the API server does not serve calendars.batch.tutorial.kubebuilder.io: install the CRDs with `kubectl apply -f artifacts/examples/crd.yaml`")
+	}
+	if _, err := client.BatchV1().CronJobRuns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
+		return errors.New("the API server does not serve cronjobruns.batch.tutorial.kubebuilder.io: install the CRDs with `kubectl apply -f artifacts/examples/crd.yaml`")
 	}
 	return nil
 }

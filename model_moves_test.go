@@ -395,6 +395,9 @@ func (w *modelWalk) checkDetachedCalls() {
 // runRecorded says whether x's stored status records the run of r.
 func (w *modelWalk) runRecorded(x *modelCJ, r *modelJobRec) bool {
 	st := w.srv.cronJobs[x.skey].Status
+	if r.manual && job.IsRequestName(x.name, r.name) {
+		return w.requestRecorded(r)
+	}
 	if r.manual {
 		for v := range w.runNowSets[x.name] {
 			if planner.RunNowKey(v) == st.LastRunNow && slices.Contains(w.manualNames(x, v), r.name) {

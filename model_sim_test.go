@@ -104,7 +104,7 @@ func (f *modelFaults) applies(verb, resource string, manual bool) bool {
 	case modelFaultsManualCreates:
 		return verb == "create" && resource == "jobs" && manual
 	case modelFaultsStatus:
-		return resource == "cronjobs/status"
+		return resource == "cronjobs/status" || resource == "cronjobruns/status"
 	case modelFaultsReads:
 		return verb == "get"
 	case modelFaultsDeletes:
@@ -133,6 +133,7 @@ type modelEvent struct {
 	key     string
 	job     *batchv1.Job
 	cronJob *cronv1.CronJob
+	run     *cronv1.CronJobRun
 	deleted bool
 }
 
@@ -179,9 +180,12 @@ type modelServer struct {
 	uids     int
 	jobs     map[string]*batchv1.Job
 	cronJobs map[string]*cronv1.CronJob
-	// jobLog and cronLog are every write, in order: the caches replay them.
-	jobLog, cronLog []modelEvent
-	faults          modelFaults
+	// runs are the CronJobRuns (model_runs_test.go).
+	runs map[string]*cronv1.CronJobRun
+	// jobLog, cronLog and runLog are every write, in order: the caches
+	// replay them.
+	jobLog, cronLog, runLog []modelEvent
+	faults                  modelFaults
 	// calls are the controller's calls since the last resetCalls.
 	calls []modelCall
 	// unexpected are calls the controller should never make.
@@ -209,6 +213,7 @@ func newModelServer(clk *testingclock.FakeClock, seed int64) *modelServer {
 		jobs:        map[string]*batchv1.Job{},
 		missedUnder: map[string]int64{},
 		cronJobs:    map[string]*cronv1.CronJob{},
+		runs:        map[string]*cronv1.CronJobRun{},
 		faults:      modelFaults{seed: seed, calls: map[string]int{}},
 		kube:        k8sfake.NewClientset(),
 		cron:        fake.NewClientset(),
@@ -415,6 +420,9 @@ func (s *modelServer) deleteJobCall(a core.DeleteAction) (bool, runtime.Object, 
 }
 
 func (s *modelServer) reactCron(a core.Action) (bool, runtime.Object, error) {
+	if a.GetResource().Resource == "cronjobruns" {
+		return s.reactRun(a)
+	}
 	if a.GetResource().Resource != "cronjobs" {
 		return s.refuse(a)
 	}

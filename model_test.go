@@ -33,6 +33,13 @@ package main
 // CronJobs may carry spec.failurePolicy, their Jobs fail in streaks, and
 // users set, edit and remove the policy and resume a paused CronJob
 // (model_failures_test.go).
+// Users create CronJobRuns, some asking for an env var their CronJob does
+// not allow, some with a TTL, and delete them; the CronJobRun cache lags
+// as the others do (model_runs_test.go). I1 covers their Jobs as it covers
+// run-now Jobs (one name per CronJobRun: a second create of it is
+// I1.run-now-twice), and I11 checks a CronJobRun's Job is made once
+// across every CronJob under its name (I11.run-started-twice), its status
+// names no other Job, and a refused one has none.
 // The categories of I6-I8: I6.detached-active, I6.detached-deleted
 // (/run-not-started), I6.forbid-blocked, I6.detached-released-early;
 // I7.recreated-runnow, I7.recreated-run-not-started; I3.flush-stale (a
@@ -382,6 +389,11 @@ type modelWalk struct {
 	// a cache delivers the write at that position of jobLog or cronLog.
 	jobHandlers, cronHandlers map[int]modelHandlerCall
 
+	// runs counts the CronJobRuns users created; reportedTwice the Jobs
+	// of CronJobRuns reported created twice (model_runs_test.go).
+	runs          int
+	reportedTwice map[string]bool
+
 	trace  [][]string // lines per step, the last modelTraceSteps+1
 	viol   map[string]*modelViolation
 	counts map[string]int
@@ -470,9 +482,13 @@ type modelCtl struct {
 	c                     *Controller
 	jobIdx, cronIdx       cache.Indexer
 	jobCursor, cronCursor int
-	// calIdx is the Calendar cache, fed from modelCals.log up to calCursor.
+	// calIdx is the Calendar cache, fed from modelCals.log up to calCursor;
+	// runIdx the CronJobRun cache, fed from the store's runLog up to
+	// runCursor.
 	calIdx    cache.Indexer
 	calCursor int
+	runIdx    cache.Indexer
+	runCursor int
 	// lastWriteGen is, per CronJob, the generation of its newest status
 	// this process wrote.
 	lastWriteGen map[types.UID]int64
@@ -662,6 +678,7 @@ func (w *modelWalk) run(steps int) {
 			w.trace = w.trace[1:]
 		}
 		w.doStep()
+		w.checkRuns()
 		for inv := range w.stepChecked {
 			w.stats["steps in which "+inv+" checked something"]++
 		}
@@ -745,6 +762,9 @@ func (w *modelWalk) createCronJob(name string) {
 		},
 	}
 	w.maybeSchedules(&spec)
+	if modelAllows(name) {
+		spec.RunOverrides = &cronv1.RunOverrides{AllowedEnv: []string{modelAllowedEnv}}
+	}
 	spec.JobTemplate.Spec.TTLSecondsAfterFinished = w.randomTTL()
 	if w.rng.Float64() < 0.35 {
 		spec.FailurePolicy = w.randomFailurePolicy()
@@ -823,7 +843,8 @@ func (w *modelWalk) restart(clean bool) {
 	cronFactory := informers.NewSharedInformerFactory(w.srv.cron, 0)
 	modelNewControllerMu.Lock()
 	c, err := NewController(w.ctx, w.srv.kube, w.srv.cron, kubeFactory.Batch().V1().Jobs(), cronFactory.Batch().V1().CronJobs(),
-		modelClock{w.clock}, WithEventRecorder(modelRecorder{w}), WithCalendars(cronFactory.Batch().V1().Calendars()))
+		modelClock{w.clock}, WithEventRecorder(modelRecorder{w}), WithCalendars(cronFactory.Batch().V1().Calendars()),
+		WithCronJobRuns(cronFactory.Batch().V1().CronJobRuns()))
 	modelNewControllerMu.Unlock()
 	if err != nil {
 		w.t.Fatal(err)
@@ -833,6 +854,7 @@ func (w *modelWalk) restart(clean bool) {
 		jobIdx:       kubeFactory.Batch().V1().Jobs().Informer().GetIndexer(),
 		cronIdx:      cronFactory.Batch().V1().CronJobs().Informer().GetIndexer(),
 		calIdx:       cronFactory.Batch().V1().Calendars().Informer().GetIndexer(),
+		runIdx:       cronFactory.Batch().V1().CronJobRuns().Informer().GetIndexer(),
 		lastWriteGen: map[types.UID]int64{},
 		created:      map[types.UID]modelCreated{},
 		deleted:      map[types.UID]modelCreated{},
@@ -856,10 +878,11 @@ func (w *modelWalk) takeover() {
 	}
 	jobsTo, cronTo := behind(len(w.srv.jobLog)), behind(len(w.srv.cronLog))
 	w.restart(false)
-	w.ctl.jobCursor, w.ctl.cronCursor, w.ctl.calCursor = 0, 0, 0
+	w.ctl.jobCursor, w.ctl.cronCursor, w.ctl.calCursor, w.ctl.runCursor = 0, 0, 0, 0
 	w.ctl.jobIdx.Replace(nil, "")
 	w.ctl.cronIdx.Replace(nil, "")
 	w.ctl.calIdx.Replace(nil, "")
+	w.ctl.runIdx.Replace(nil, "")
 	w.catchUp(jobsTo, cronTo)
 	w.srv.resetCalls()
 	if err := w.ctl.c.catchUpWithAPIServer(w.ctx); err != nil {
@@ -883,8 +906,14 @@ func (w *modelWalk) catchUp(jobsTo, cronTo int) {
 	// catch up fully, else any part.
 	if jobsTo == len(w.srv.jobLog) && cronTo == len(w.srv.cronLog) {
 		w.catchUpCals(len(w.cal.log))
-	} else if n := len(w.cal.log) - ctl.calCursor; n > 0 {
-		w.catchUpCals(ctl.calCursor + w.rng.Intn(n+1))
+		w.catchUpRuns(len(w.srv.runLog))
+	} else {
+		if n := len(w.cal.log) - ctl.calCursor; n > 0 {
+			w.catchUpCals(ctl.calCursor + w.rng.Intn(n+1))
+		}
+		if n := len(w.srv.runLog) - ctl.runCursor; n > 0 {
+			w.catchUpRuns(ctl.runCursor + w.rng.Intn(n+1))
+		}
 	}
 	for ; ctl.jobCursor < jobsTo; ctl.jobCursor++ {
 		e := w.srv.jobLog[ctl.jobCursor]
@@ -919,7 +948,8 @@ func (w *modelWalk) catchUp(jobsTo, cronTo int) {
 }
 
 func (w *modelWalk) caughtUp() bool {
-	return w.ctl.jobCursor == len(w.srv.jobLog) && w.ctl.cronCursor == len(w.srv.cronLog) && w.ctl.calCursor == len(w.cal.log)
+	return w.ctl.jobCursor == len(w.srv.jobLog) && w.ctl.cronCursor == len(w.srv.cronLog) && w.ctl.calCursor == len(w.cal.log) &&
+		w.ctl.runCursor == len(w.srv.runLog)
 }
 
 // cacheLag describes how far the caches are behind the store.
@@ -927,8 +957,8 @@ func (w *modelWalk) cacheLag() string {
 	if w.caughtUp() {
 		return "caches caught up"
 	}
-	return fmt.Sprintf("caches behind by %d Job, %d CronJob and %d Calendar writes",
-		len(w.srv.jobLog)-w.ctl.jobCursor, len(w.srv.cronLog)-w.ctl.cronCursor, len(w.cal.log)-w.ctl.calCursor)
+	return fmt.Sprintf("caches behind by %d Job, %d CronJob, %d Calendar and %d CronJobRun writes",
+		len(w.srv.jobLog)-w.ctl.jobCursor, len(w.srv.cronLog)-w.ctl.cronCursor, len(w.cal.log)-w.ctl.calCursor, len(w.srv.runLog)-w.ctl.runCursor)
 }
 
 // phantoms lists Jobs this controller created recently and a user deleted
@@ -996,8 +1026,13 @@ func (w *modelWalk) doStep() {
 		if w.rng.Float64() < 0.5 {
 			w.syncStep(x)
 		}
-	case r < 76:
+	case r < 74:
 		w.runNow(x)
+		if w.rng.Float64() < 0.5 {
+			w.syncStep(x)
+		}
+	case r < 76:
+		w.runMove(x)
 		if w.rng.Float64() < 0.5 {
 			w.syncStep(x)
 		}

@@ -61,7 +61,11 @@ func (c *Controller) recordedReleases(cj *cronv1.CronJob) ([]planner.Release, er
 	if err != nil {
 		return nil, err
 	}
-	releases, _ := planner.Releases(cj, jobs, &cj.Status)
+	runs, err := c.runsOf(cache.MetaObjectToName(cj))
+	if err != nil {
+		return nil, err
+	}
+	releases, _ := planner.Releases(cj, jobs, &cj.Status, requestsOf(runs))
 	return releases, nil
 }
 
@@ -228,5 +232,9 @@ func (c *Controller) runRecorded(ctx context.Context, key cache.ObjectName, j *s
 			jobs = append(jobs, r)
 		}
 	}
-	return cj.DeletionTimestamp != nil || planner.Recorded(cj, jobs, j)
+	runs, err := c.runsOf(key)
+	if err != nil {
+		return false
+	}
+	return cj.DeletionTimestamp != nil || planner.Recorded(cj, jobs, j, requestsOf(runs))
 }

@@ -109,6 +109,57 @@ func RerunName(cronJobName string, backfillUID types.UID, t time.Time) string {
 	return fmt.Sprintf("%s-b%09s", cronJobName, digits[max(0, len(digits)-9):])
 }
 
+// RequestName is the name of the Job of the CronJobRun with UID runUID, a
+// request to run the CronJob cronJobName: "-r" and nine base-36 digits of
+// a 64-bit hash of the UID, so the name is that CronJobRun's lock (one Job
+// per CronJobRun, whoever creates it, however often). Like ManualName's,
+// it never collides with a scheduled run's (digits only) or a run-now's
+// ("-m") and fits 63 characters after a 52-character CronJob name.
+func RequestName(cronJobName string, runUID types.UID) string {
+	h := fnv.New64a()
+	h.Write([]byte("cronjobrun\x00"))
+	h.Write([]byte(runUID))
+	digits := strconv.FormatUint(h.Sum64(), 36)
+	return fmt.Sprintf("%s-r%09s", cronJobName, digits[max(0, len(digits)-9):])
+}
+
+// IsRequestName reports whether name is the form RequestName gives the
+// Jobs of cronJobName.
+func IsRequestName(cronJobName, name string) bool {
+	rest, ok := strings.CutPrefix(name, cronJobName+"-r")
+	return ok && len(rest) == 9 && strings.Trim(rest, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// NewRequested builds the Job of the CronJobRun run of cj: a manual Job
+// (as kubectl create job --from makes) named by RequestName, with env set
+// in every container and init container, each name replacing the
+// template's variable of that name.
+func NewRequested(cj *cronv1.CronJob, runName string, runUID types.UID, env []cronv1.RunEnvVar) *batchv1.Job {
+	j := fromTemplate(cj, RequestName(cj.Name, runUID), cronv1.InstantiateAnnotation, Manual)
+	j.Annotations[cronv1.CronJobRunAnnotation] = runName
+	pod := &j.Spec.Template.Spec
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range cs {
+			cs[i].Env = overrideEnv(cs[i].Env, env)
+		}
+	}
+	return j
+}
+
+// overrideEnv sets each of set in base: in place of a variable of the same
+// name, else at the end (so it may refer to the template's variables).
+func overrideEnv(base []corev1.EnvVar, set []cronv1.RunEnvVar) []corev1.EnvVar {
+	for _, e := range set {
+		v := corev1.EnvVar{Name: e.Name, Value: e.Value}
+		if i := slices.IndexFunc(base, func(b corev1.EnvVar) bool { return b.Name == e.Name }); i >= 0 {
+			base[i] = v
+		} else {
+			base = append(base, v)
+		}
+	}
+	return base
+}
+
 // NewManual builds the Job started by hand for request number seq, a
 // run-now value following the handled value after; key is the value as
 // status.lastRunNow keeps it.

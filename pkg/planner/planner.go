@@ -150,6 +150,8 @@ type Input struct {
 	// Calendars are the Calendars spec.excludeCalendars names, by name, as
 	// the controller found them; a name absent was not found.
 	Calendars map[string]*cronv1.Calendar
+	// Requests are the CronJobRuns that name the CronJob (requests.go).
+	Requests []Request
 	// CalendarCache, when set, keeps Calendars parsed between syncs, so an
 	// unchanged Calendar is not parsed again; a decision is the same with
 	// it or without it (nil).
@@ -188,6 +190,8 @@ type Create struct {
 	// of its request (status.runNowCount once it is handled).
 	Value string
 	Seq   int64
+	// Request is the CronJobRun a manual Job is for ("" for a run-now).
+	Request string
 	// Trial marks the run that spec.failurePolicy lets through after a
 	// pause's cool-down: its outcome decides whether the pause ends.
 	Trial bool
@@ -199,6 +203,8 @@ type Create struct {
 // trigger is how the run of c starts, as the run history says it.
 func (c Create) trigger() cronv1.RunTrigger {
 	switch {
+	case c.Request != "":
+		return cronv1.TriggerRequested
 	case c.Manual:
 		return cronv1.TriggerRunNow
 	case c.Trial:
@@ -211,6 +217,9 @@ func (c Create) trigger() cronv1.RunTrigger {
 
 // What is the run a create is for, in words.
 func (c Create) What() string {
+	if c.Request != "" {
+		return "CronJobRun " + quote(c.Request)
+	}
 	if c.Manual {
 		return "run-now " + quote(c.Value)
 	}
@@ -252,10 +261,15 @@ type Plan struct {
 	Releases []Release
 	// RequeueAfter is when to look again (0: only when something changes).
 	RequeueAfter time.Duration
+	// RequestRefusals are the CronJobRuns whose Job was refused for good
+	// while the plan was carried out, by name.
+	RequestRefusals map[string]RequestRefusal
 
 	cj   *cronv1.CronJob
 	now  time.Time
 	jobs []Job
+	// requests are Input.Requests.
+	requests []Request
 	// adoptedFrom, when set, is the settled point before a Job the status
 	// did not record moved it forward: the runs in between were passed
 	// over by the sync whose status write was lost.
@@ -328,7 +342,7 @@ func Decide(in Input) *Plan {
 	if len(records) > 0 {
 		all = append(slices.Clip(in.Jobs), records...)
 	}
-	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all, records: records}
+	p := &Plan{Status: *cj.Status.DeepCopy(), cj: cj, now: in.Now, jobs: all, records: records, requests: in.Requests}
 	p.Status.ObservedGeneration = cj.Generation
 	defer p.countActive()
 	defer p.noteReady()
@@ -357,6 +371,7 @@ func Decide(in Input) *Plan {
 		return p
 	}
 	p.planRunNow(all)
+	p.planRequests(all)
 	p.excl = p.resolveCalendars(in.Calendars, in.CalendarCache)
 	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
@@ -452,6 +467,7 @@ func namedRecords(cj *cronv1.CronJob, records []Job) []Job {
 		at, scheduled := r.ScheduledAt()
 		switch {
 		case r.Manual() && manual && r.GetName() == job.ManualName(cj.Name, cj.UID, after, key, seq):
+		case r.Manual() && !manual && job.IsRequestName(cj.Name, r.GetName()):
 		case !r.Manual() && scheduled && r.GetName() == job.Name(cj.Name, at):
 		default:
 			continue
@@ -496,7 +512,7 @@ func (p *Plan) pruneHistory(jobs []Job, written *cronv1.CronJobStatus) {
 			p.requeueBy(at.Add(time.Second))
 			continue
 		}
-		if held[j.Finished()] || !p.recorded(j, written) || p.outcomeUnwritten(j, written) {
+		if held[j.Finished()] || !p.recorded(j, written) || p.outcomeUnwritten(j, written) || p.requestHolds(j) {
 			held[j.Finished()] = true
 			// Look again once the status write has had time to land.
 			p.requeueBy(p.now.Add(time.Second))
@@ -543,9 +559,10 @@ func (p *Plan) planReleases(jobs []Job, written *cronv1.CronJobStatus) {
 // the first write could go, by a TTL of 0, the moment it finishes, before
 // any status saw it leave status.active.) A CronJob being deleted releases
 // every Job: no run of it will ever be decided again. waiting reports a Job
-// being deleted whose run or outcome is not recorded yet.
-func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus) ([]Release, bool) {
-	return releases(&Plan{cj: cj, jobs: jobs}, jobs, written)
+// being deleted whose run or outcome is not recorded yet. requests are the
+// CronJobRuns naming cj: the Job of one is held until its status records it.
+func Releases(cj *cronv1.CronJob, jobs []Job, written *cronv1.CronJobStatus, requests []Request) ([]Release, bool) {
+	return releases(&Plan{cj: cj, jobs: jobs, requests: requests}, jobs, written)
 }
 
 func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Release, waiting bool) {
@@ -573,10 +590,10 @@ func releases(p *Plan, jobs []Job, written *cronv1.CronJobStatus) (releases []Re
 // has finished or is being deleted, and written records its run and no
 // longer lists it active.
 func (p *Plan) releasable(j Job, written *cronv1.CronJobStatus) bool {
-	if !p.recorded(j, written) {
+	if !p.recorded(j, written) || p.requestHolds(j) {
 		return false
 	}
-	if _, _, seq, _ := j.RunNow(); j.Manual() && seq == 0 {
+	if _, _, seq, _ := j.RunNow(); j.Manual() && seq == 0 && !p.isRequestJob(j) {
 		// A run-now Job without a request number (an earlier version's):
 		// only the finalizer tells the run-now chain that its run is not
 		// recorded yet, so it goes as soon as the run is, running or not.
@@ -588,12 +605,16 @@ func (p *Plan) releasable(j Job, written *cronv1.CronJobStatus) bool {
 // Recorded reports whether cj's stored status records the run of j, a Job
 // made for cj (controlled by it or detached from it since); jobs are the
 // Jobs cj controls, whose run-now chain j may be on.
-func Recorded(cj *cronv1.CronJob, jobs []Job, j Job) bool {
-	return (&Plan{cj: cj, jobs: append(slices.Clip(jobs), j)}).recorded(j, &cj.Status)
+func Recorded(cj *cronv1.CronJob, jobs []Job, j Job, requests []Request) bool {
+	p := &Plan{cj: cj, jobs: append(slices.Clip(jobs), j), requests: requests}
+	return p.recorded(j, &cj.Status) && !p.requestHolds(j)
 }
 
 // recorded reports whether the written status records j's run.
 func (p *Plan) recorded(j Job, written *cronv1.CronJobStatus) bool {
+	if p.isRequestJob(j) {
+		return p.requestRecorded(j, written)
+	}
 	if j.Manual() {
 		if _, _, _, ok := j.RunNow(); ok {
 			// Unrecorded: on the chain of run-now Jobs after the value
@@ -1175,7 +1196,9 @@ func (p *Plan) Started(c Create, j Job, created bool) {
 		st.Active = append(st.Active, job.Ref(j))
 	}
 	if c.Manual {
-		st.LastRunNow, st.RunNowCount = RunNowKey(c.Value), c.Seq
+		if c.Request == "" {
+			st.LastRunNow, st.RunNowCount = RunNowKey(c.Value), c.Seq
+		}
 	} else {
 		p.scheduledStarted = true
 		p.countStarted(c)
@@ -1204,6 +1227,13 @@ func (p *Plan) NotStarted(c Create, why Refusal, detail string) {
 	case Rejected:
 		p.event(corev1.EventTypeWarning, ReasonFailedCreate, "Error creating job %s: %s", c.Job.Name, detail)
 		p.setCondition(cronv1.ConditionJobTemplateValid, metav1.ConditionFalse, reasonJobRejected, detail)
+	}
+	if c.Request != "" {
+		if p.RequestRefusals == nil {
+			p.RequestRefusals = map[string]RequestRefusal{}
+		}
+		p.RequestRefusals[c.Request] = RequestRefusal{Why: why, Detail: detail}
+		return
 	}
 	if c.Manual {
 		p.Status.LastRunNow, p.Status.RunNowCount = RunNowKey(c.Value), c.Seq

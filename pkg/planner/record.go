@@ -164,6 +164,8 @@ func (p *Plan) enterRun(j Job, trigger cronv1.RunTrigger) *cronv1.RunRecord {
 // triggerOf is how the run of j started, as far as j says.
 func (p *Plan) triggerOf(j Job) cronv1.RunTrigger {
 	switch fs := p.Status.FailureStreak; {
+	case p.isRequestJob(j):
+		return cronv1.TriggerRequested
 	case j.Manual():
 		return cronv1.TriggerRunNow
 	case fs != nil && fs.TrialJob == j.GetName():

@@ -163,7 +163,7 @@ func TestRunNowChangedBeforeWriteHoldsBothFinalizers(t *testing.T) {
 	jb := unrecordedManual("a", "b", "uid-b")
 	// The Job of "a" still holds the finalizer too: nothing records it.
 	ja := unrecordedManual("", "a", "uid-a")
-	rel, _ := Releases(cj, []Job{ja, jb}, written)
+	rel, _ := Releases(cj, []Job{ja, jb}, written, nil)
 	if len(rel) != 0 {
 		t.Errorf("released %v: the Job of run-now value b before any written status records it (written lastRunNow %q)", rel, written.LastRunNow)
 	}

@@ -148,7 +148,7 @@ func TestDecideRunNowBackAndForthWalk(t *testing.T) {
 		}
 		written := p.Status.DeepCopy()
 		cj.Status = *written
-		rel, _ := Releases(cj, jobs, written)
+		rel, _ := Releases(cj, jobs, written, nil)
 		for _, r := range rel {
 			i := slices.IndexFunc(jobs, func(j Job) bool { return j.GetUID() == r.UID })
 			f := jobs[i].(*fakeJob)

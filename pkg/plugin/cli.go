@@ -166,20 +166,51 @@ func oneName(cmd *cobra.Command, args []string) error {
 }
 
 func (s *session) runCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:               "run NAME",
-		Short:             "Start one Job now (the run-now annotation), and name the Job to expect",
+	var env []string
+	var wait, annotation bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "run NAME [--env K=V ...] [--wait [--timeout D]] | run NAME --annotation",
+		Short: "Start one run now (a CronJobRun), and name the Job to expect",
+		Long: "kubectl cronjob run creates a CronJobRun for the CronJob: the controller starts one Job for it,\n" +
+			"exactly once, with the env vars given (each one the CronJob's spec.runOverrides.allowedEnv must\n" +
+			"name). It needs create on cronjobruns only (and get, for --wait), no right to change the CronJob.\n" +
+			"--wait follows the run to its end and exits non-zero unless it succeeded.\n" +
+			"--annotation sets the CronJob's run-now annotation instead (needs patch on the CronJob; no --env,\n" +
+			"no --wait), as before CronJobRuns existed.",
 		Args:              oneName,
 		ValidArgsFunction: s.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if annotation && (len(env) > 0 || wait) {
+				return badUsage("--annotation takes neither --env nor --wait")
+			}
+			if timeout <= 0 || timeout > MaxWait {
+				return badUsage("--timeout must be more than 0 and at most %v, not %v", MaxWait, timeout)
+			}
+			vars, err := ParseEnv(env)
+			if err != nil {
+				return err
+			}
 			c, err := s.clients()
 			if err != nil {
 				return err
 			}
-			_, err = Run(cmd.Context(), c, cmd.OutOrStdout(), args[0])
-			return err
+			if annotation {
+				_, err = Run(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+				return err
+			}
+			res, err := Request(cmd.Context(), c, cmd.OutOrStdout(), args[0], vars)
+			if err != nil || !wait {
+				return err
+			}
+			return WaitForRun(cmd.Context(), c, cmd.OutOrStdout(), res.Run.Name, timeout)
 		},
 	}
+	cmd.Flags().StringArrayVar(&env, "env", nil, "set an env var in the run's containers, NAME=VALUE (repeatable, at most 32)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the run has finished; exit 1 unless it succeeded")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "with --wait, how long to wait at most (up to 24h)")
+	cmd.Flags().BoolVar(&annotation, "annotation", false, "use the run-now annotation instead of a CronJobRun (needs patch on the CronJob)")
+	return cmd
 }
 
 func (s *session) nextCommand() *cobra.Command {

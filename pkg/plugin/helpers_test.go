@@ -61,7 +61,9 @@ func newFakes(cronJobs []*cronv1.CronJob, jobs ...*batchv1.Job) fakes {
 	for _, j := range jobs {
 		kubeObjects = append(kubeObjects, j.DeepCopy())
 	}
-	return fakes{cron: fake.NewClientset(cronObjects...), kube: k8sfake.NewClientset(kubeObjects...), clock: testingclock.NewFakePassiveClock(t0)}
+	// The simple clientset: the field manager of NewClientset knows no
+	// schema for this API's kinds, and creating a CronJobRun needs one.
+	return fakes{cron: fake.NewSimpleClientset(cronObjects...), kube: k8sfake.NewClientset(kubeObjects...), clock: testingclock.NewFakePassiveClock(t0)}
 }
 
 func (f fakes) clients() Clients {

@@ -35,6 +35,8 @@ const (
 	KindRunNow    = "run-now"
 	KindTrial     = "trial"
 	KindCatchUp   = "catch-up"
+	// KindRequested is a run a CronJobRun asked for.
+	KindRequested = "requested"
 	// KindOther is a Job the CronJob controls that the controller did not
 	// create (adopted by hand).
 	KindOther = "other"
@@ -43,7 +45,8 @@ const (
 // Entry is one Job in a CronJob's history.
 type Entry struct {
 	Name string
-	// Kind is KindScheduled, KindRunNow or KindOther.
+	// Kind is KindScheduled, KindCatchUp, KindTrial, KindRunNow,
+	// KindRequested or KindOther.
 	Kind string
 	// Scheduled is the scheduled time of a scheduled run; zero otherwise.
 	Scheduled time.Time
@@ -66,6 +69,7 @@ type Entry struct {
 var kinds = map[cronv1.RunTrigger]string{
 	cronv1.TriggerScheduled: KindScheduled, cronv1.TriggerCatchUp: KindCatchUp,
 	cronv1.TriggerTrial: KindTrial, cronv1.TriggerRunNow: KindRunNow,
+	cronv1.TriggerRequested: KindRequested,
 }
 
 // outcomes are the run history's outcomes as History names them.
@@ -102,6 +106,8 @@ func historyOf(ctx context.Context, c Clients, cj *cronv1.CronJob) ([]Entry, map
 		e := Entry{Name: j.Name, Kind: KindOther, Created: j.CreationTimestamp.Time}
 		if at, ok := job.ScheduledAt(j); ok {
 			e.Kind, e.Scheduled = KindScheduled, at
+		} else if _, requested := j.Annotations[cronv1.CronJobRunAnnotation]; requested && j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
+			e.Kind = KindRequested
 		} else if j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
 			e.Kind = KindRunNow
 		}

@@ -25,6 +25,7 @@ func TestHistoryListsTheCronJobsJobsNewestFirst(t *testing.T) {
 		jobOf(cj, "nightly-old", at(40), scheduledAt(at(40)), started(at(40).Add(time.Second)), ended(batchv1.JobComplete, at(41).Add(31*time.Second))),
 		jobOf(cj, "nightly-failed", at(50), scheduledAt(at(50)), started(at(50)), ended(batchv1.JobFailed, at(52))),
 		jobOf(cj, "nightly-mabc", at(55), manual, started(at(55)), ended(batchv1.JobComplete, at(55).Add(4*time.Second))),
+		jobOf(cj, "nightly-rabc", at(56), manual, func(j *batchv1.Job) { j.Annotations[cronv1.CronJobRunAnnotation] = "by-hand" }, started(at(56))),
 		// Two runs created in the same second (catchUpPolicy All).
 		jobOf(cj, "nightly-a", at(60), scheduledAt(at(55)), started(at(60))),
 		jobOf(cj, "nightly-b", at(60), scheduledAt(at(60))),
@@ -47,6 +48,7 @@ func TestHistoryListsTheCronJobsJobsNewestFirst(t *testing.T) {
 	want := `NAME             RUN         SCHEDULED                     OUTCOME    DURATION   AGE
 nightly-b        scheduled   Mon 2026-11-23 14:00:00 CET   Running    -          4m30s
 nightly-a        scheduled   Mon 2026-11-23 13:55:00 CET   Running    4m30s      4m30s
+nightly-rabc     requested   -                             Running    8m30s      8m30s
 nightly-mabc     run-now     -                             Complete   4s         9m30s
 nightly-failed   scheduled   Mon 2026-11-23 13:50:00 CET   Failed     2m         14m
 nightly-old      scheduled   Mon 2026-11-23 13:40:00 CET   Complete   90s        24m

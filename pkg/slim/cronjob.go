@@ -44,6 +44,7 @@ type cronJobSpec struct {
 	failurePolicy              *cronv1.FailurePolicy
 	runHistoryLimit            *int32
 	maxRuns                    *int64
+	runOverrides               *cronv1.RunOverrides
 }
 
 // FromCronJob is the CronJob informer's transform: a *cronv1.CronJob
@@ -92,6 +93,7 @@ func NewCronJob(cj *cronv1.CronJob) *CronJob {
 		failurePolicy:              spec.FailurePolicy.DeepCopy(),
 		runHistoryLimit:            ptr(spec.RunHistoryLimit),
 		maxRuns:                    ptr(spec.MaxRuns),
+		runOverrides:               spec.RunOverrides.DeepCopy(),
 	}
 	return s
 }
@@ -127,6 +129,7 @@ func (s *CronJob) CronJob() (*cronv1.CronJob, error) {
 			FailurePolicy:              s.spec.failurePolicy.DeepCopy(),
 			RunHistoryLimit:            ptr(s.spec.runHistoryLimit),
 			MaxRuns:                    ptr(s.spec.maxRuns),
+			RunOverrides:               s.spec.runOverrides.DeepCopy(),
 		},
 		Status: *s.status.DeepCopy(),
 	}

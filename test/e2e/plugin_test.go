@@ -105,14 +105,18 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 	checkNext()
 
-	// run: the Job it names appears, and history shows it complete.
-	out := plugin("run", cj.Name)
+	// run: it creates a CronJobRun, --wait follows it to its success, the
+	// Job it names appears, and history shows it complete, requested.
+	out := plugin("run", cj.Name, "--wait")
+	if !strings.Contains(out, "succeeded\n") {
+		t.Errorf("run --wait does not say the run succeeded:\n%s", out)
+	}
 	_, rest, ok := strings.Cut(out, "Job to expect: ")
 	if !ok {
 		t.Fatalf("run names no Job:\n%s", out)
 	}
 	name, _, _ := strings.Cut(rest, " ")
-	eventually(t, 20*time.Second, "the run-now Job "+name, func() (bool, string) {
+	eventually(t, 20*time.Second, "the requested Job "+name, func() (bool, string) {
 		jobs := jobsOf(t, ns, cj)
 		for _, j := range jobs {
 			if j.Name == name && j.Annotations[cronv1.InstantiateAnnotation] == job.Manual {
@@ -131,7 +135,7 @@ func TestKubectlPlugin(t *testing.T) {
 			return false, out
 		}
 		f := strings.Fields(lines[1])
-		return len(f) == 6 && f[0] == name && f[1] == "run-now" && f[2] == "-" && f[3] == "Complete" && f[4] != "-", out
+		return len(f) == 6 && f[0] == name && f[1] == "requested" && f[2] == "-" && f[3] == "Complete" && f[4] != "-", out
 	})
 
 	// list: the CronJob with its next run, the run-now's success as its

@@ -59,6 +59,7 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		"ClusterRoleBinding /cronjob-controller",
 		"CustomResourceDefinition /backfills.batch.tutorial.kubebuilder.io",
 		"CustomResourceDefinition /calendars.batch.tutorial.kubebuilder.io",
+		"CustomResourceDefinition /cronjobruns.batch.tutorial.kubebuilder.io",
 		"CustomResourceDefinition /cronjobs.batch.tutorial.kubebuilder.io",
 		"Deployment " + deployNamespace + "/cronjob-controller",
 		"Namespace /" + deployNamespace,
@@ -99,6 +100,12 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		{"update", "backfills.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
 		{"update", "backfills.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=finalizers"}},
 		{"delete", "backfills.batch.tutorial.kubebuilder.io", "default", "no", nil},
+		{"watch", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", nil},
+		{"get", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", nil},
+		{"update", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", []string{"--subresource=status"}},
+		{"delete", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "yes", nil},
+		{"update", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "no", nil},
+		{"create", "cronjobruns.batch.tutorial.kubebuilder.io", "default", "no", nil},
 		{"watch", "calendars.batch.tutorial.kubebuilder.io", "", "yes", nil},
 		{"update", "calendars.batch.tutorial.kubebuilder.io", "", "no", nil},
 		{"delete", "pods", "default", "no", nil},
@@ -142,6 +149,24 @@ func TestDeployManifestsAndLeastPrivilege(t *testing.T) {
 		return pruned && cur.Status.LastSuccessfulTime != nil,
 			fmt.Sprintf("pruned %v, status %+v", pruned, cur.Status)
 	})
+	// A CronJobRun: its Job started, its status written, and, finished, it
+	// is deleted at once by its TTL of 0.
+	if _, err := env.cron.BatchV1().CronJobRuns(ns).Create(context.Background(), &cronv1.CronJobRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "by-hand", Namespace: ns},
+		Spec:       cronv1.CronJobRunSpec{CronJobName: cj.Name, TTLSecondsAfterFinished: ptr.To[int32](0)},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the CronJobRun run and gone after its TTL", func() (bool, string) {
+		r, err := env.cron.BatchV1().CronJobRuns(ns).Get(context.Background(), "by-hand", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%+v %v", r.Status, err)
+	})
+	if ok, state := hasEvent(t, ns, cj.Name, corev1.EventTypeNormal, "SuccessfulCreate"); !ok {
+		t.Errorf("no Job created: %s", state)
+	}
 	lease, err := env.kube.CoordinationV1().Leases(deployNamespace).Get(context.Background(), "least-privilege-test", metav1.GetOptions{})
 	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
 		t.Errorf("the Lease was not taken: %v %+v", err, lease)

@@ -19,7 +19,7 @@ import (
 
 // artifacts/deploy's aggregated roles give the people bound to Kubernetes'
 // built-in roles what they give for the built-in kinds: admin and edit in a
-// namespace manage its CronJobs and Backfills, view there reads them, none
+// namespace manage its CronJobs, Backfills and CronJobRuns, view there reads them, none
 // writes a status; view bound cluster-wide reads Calendars, and only
 // cluster-admin writes them. The API server answers each question as a
 // SubjectAccessReview, after kube-controller-manager's clusterrole-aggregation
@@ -66,7 +66,7 @@ func TestUserRolesAggregateIntoAdminEditAndView(t *testing.T) {
 	var checks []check
 	manage := []string{"create", "update", "patch", "delete", "deletecollection"}
 	read := []string{"get", "list", "watch"}
-	for _, resource := range []string{"cronjobs", "backfills"} {
+	for _, resource := range []string{"cronjobs", "backfills", "cronjobruns"} {
 		for _, role := range []string{"admin", "edit"} {
 			for _, verb := range append(manage, read...) {
 				checks = append(checks, check{user(role, "ns"), verb, resource, "", ns, true})

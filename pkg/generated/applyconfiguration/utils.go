@@ -46,6 +46,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.CalendarSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJob"):
 		return &batchv1.CronJobApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CronJobRun"):
+		return &batchv1.CronJobRunApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CronJobRunSpec"):
+		return &batchv1.CronJobRunSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CronJobRunStatus"):
+		return &batchv1.CronJobRunStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobSpec"):
 		return &batchv1.CronJobSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronJobStatus"):
@@ -58,6 +64,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.MissedRunsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PreviousSchedule"):
 		return &batchv1.PreviousScheduleApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RunEnvVar"):
+		return &batchv1.RunEnvVarApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RunOverrides"):
+		return &batchv1.RunOverridesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RunRecord"):
 		return &batchv1.RunRecordApplyConfiguration{}
 

@@ -326,6 +326,11 @@ type CronJobSpec struct {
 	// +kubebuilder:default=10
 	// +optional
 	RunHistoryLimit *int32 `json:"runHistoryLimit,omitempty"`
+
+	// RunOverrides says what a CronJobRun of this CronJob may change in
+	// the Job it starts; unset, it may change nothing.
+	// +optional
+	RunOverrides *RunOverrides `json:"runOverrides,omitempty"`
 }
 
 // DefaultRunHistoryLimit is spec.runHistoryLimit when unset (an object
@@ -602,6 +607,8 @@ const (
 	TriggerTrial RunTrigger = "Trial"
 	// TriggerRunNow: a run asked for with the run-now annotation.
 	TriggerRunNow RunTrigger = "RunNow"
+	// TriggerRequested: a run asked for by creating a CronJobRun.
+	TriggerRequested RunTrigger = "Requested"
 )
 
 // RunOutcome is what became of a run.
@@ -625,7 +632,8 @@ type RunRecord struct {
 	// +kubebuilder:validation:MaxLength=253
 	JobName string `json:"jobName"`
 
-	// Trigger is how the run started: Scheduled, CatchUp, Trial or RunNow.
+	// Trigger is how the run started: Scheduled, CatchUp, Trial, RunNow or
+	// Requested (a CronJobRun).
 	Trigger RunTrigger `json:"trigger"`
 
 	// ScheduledTime is the time the run was due; unset for a run-now.

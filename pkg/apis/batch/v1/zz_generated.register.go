@@ -68,6 +68,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&CalendarList{},
 		&CronJob{},
 		&CronJobList{},
+		&CronJobRun{},
+		&CronJobRunList{},
 	)
 	// AddToGroupVersion allows the serialization of client types like ListOptions.
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)

@@ -59,6 +59,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().Calendars().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("cronjobs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().CronJobs().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("cronjobruns"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1().CronJobRuns().Informer()}, nil
 
 	}
 

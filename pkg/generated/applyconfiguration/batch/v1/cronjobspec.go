@@ -139,6 +139,9 @@ type CronJobSpecApplyConfiguration struct {
 	// first. The history outlives the runs' Jobs: the Jobs' history limits
 	// and TTLs prune Jobs, not it. From 1 to 50; 10 when unset.
 	RunHistoryLimit *int32 `json:"runHistoryLimit,omitempty"`
+	// RunOverrides says what a CronJobRun of this CronJob may change in
+	// the Job it starts; unset, it may change nothing.
+	RunOverrides *RunOverridesApplyConfiguration `json:"runOverrides,omitempty"`
 }
 
 // CronJobSpecApplyConfiguration constructs a declarative configuration of the CronJobSpec type for use with
@@ -302,5 +305,13 @@ func (b *CronJobSpecApplyConfiguration) WithFailurePolicy(value *FailurePolicyAp
 // If called multiple times, the RunHistoryLimit field is set to the value of the last call.
 func (b *CronJobSpecApplyConfiguration) WithRunHistoryLimit(value int32) *CronJobSpecApplyConfiguration {
 	b.RunHistoryLimit = &value
+	return b
+}
+
+// WithRunOverrides sets the RunOverrides field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunOverrides field is set to the value of the last call.
+func (b *CronJobSpecApplyConfiguration) WithRunOverrides(value *RunOverridesApplyConfiguration) *CronJobSpecApplyConfiguration {
+	b.RunOverrides = value
 	return b
 }

@@ -30,7 +30,8 @@ import (
 type RunRecordApplyConfiguration struct {
 	// JobName is the run's Job, the key of the record.
 	JobName *string `json:"jobName,omitempty"`
-	// Trigger is how the run started: Scheduled, CatchUp, Trial or RunNow.
+	// Trigger is how the run started: Scheduled, CatchUp, Trial, RunNow or
+	// Requested (a CronJobRun).
 	Trigger *batchv1.RunTrigger `json:"trigger,omitempty"`
 	// ScheduledTime is the time the run was due; unset for a run-now.
 	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`

@@ -37,3 +37,11 @@ type CronJobListerExpansion interface{}
 // CronJobNamespaceListerExpansion allows custom methods to be added to
 // CronJobNamespaceLister.
 type CronJobNamespaceListerExpansion interface{}
+
+// CronJobRunListerExpansion allows custom methods to be added to
+// CronJobRunLister.
+type CronJobRunListerExpansion interface{}
+
+// CronJobRunNamespaceListerExpansion allows custom methods to be added to
+// CronJobRunNamespaceLister.
+type CronJobRunNamespaceListerExpansion interface{}

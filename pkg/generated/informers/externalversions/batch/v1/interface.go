@@ -30,6 +30,8 @@ type Interface interface {
 	Calendars() TypedCalendarInformer
 	// CronJobs returns a CronJobInformer.
 	CronJobs() TypedCronJobInformer
+	// CronJobRuns returns a CronJobRunInformer.
+	CronJobRuns() TypedCronJobRunInformer
 }
 
 type version struct {
@@ -56,4 +58,9 @@ func (v *version) Calendars() TypedCalendarInformer {
 // CronJobs returns a TypedCronJobInformer.
 func (v *version) CronJobs() TypedCronJobInformer {
 	return &cronJobInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// CronJobRuns returns a TypedCronJobRunInformer.
+func (v *version) CronJobRuns() TypedCronJobRunInformer {
+	return &cronJobRunInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

@@ -31,6 +31,7 @@ type BatchV1Interface interface {
 	BackfillsGetter
 	CalendarsGetter
 	CronJobsGetter
+	CronJobRunsGetter
 }
 
 // BatchV1Client is used to interact with features provided by the batch.tutorial.kubebuilder.io group.
@@ -48,6 +49,10 @@ func (c *BatchV1Client) Calendars() CalendarInterface {
 
 func (c *BatchV1Client) CronJobs(namespace string) CronJobInterface {
 	return newCronJobs(c, namespace)
+}
+
+func (c *BatchV1Client) CronJobRuns(namespace string) CronJobRunInterface {
+	return newCronJobRuns(c, namespace)
 }
 
 // NewForConfig creates a new BatchV1Client for the given config.

@@ -23,3 +23,5 @@ type BackfillExpansion interface{}
 type CalendarExpansion interface{}
 
 type CronJobExpansion interface{}
+
+type CronJobRunExpansion interface{}

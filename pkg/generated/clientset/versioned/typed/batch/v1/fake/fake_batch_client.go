@@ -40,6 +40,10 @@ func (c *FakeBatchV1) CronJobs(namespace string) v1.CronJobInterface {
 	return newFakeCronJobs(c, namespace)
 }
 
+func (c *FakeBatchV1) CronJobRuns(namespace string) v1.CronJobRunInterface {
+	return newFakeCronJobRuns(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeBatchV1) RESTClient() rest.Interface {
