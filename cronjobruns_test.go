@@ -62,32 +62,9 @@ func (f *fixture) newRunController(ctx context.Context, runs ...*cronv1.CronJobR
 // restartRuns builds a new controller on the fake clients' state, every
 // object listed into fresh caches.
 func (f *fixture) restartRuns(ctx context.Context) (*Controller, kubeinformers.SharedInformerFactory, informers.SharedInformerFactory) {
-	t := f.t
-	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
-	cronFactory := informers.NewSharedInformerFactory(f.client, 0)
-	c, err := NewController(ctx, f.kubeclient, f.client,
-		kubeFactory.Batch().V1().Jobs(), cronFactory.Batch().V1().CronJobs(), f.clock,
-		WithEventRecorder(f.recorder), WithCronJobRuns(cronFactory.Batch().V1().CronJobRuns()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.queue.ShutDown)
-	jobs, err := f.kubeclient.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range jobs.Items {
-		cacheJob(t, kubeFactory, &jobs.Items[i])
-	}
-	cj, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cacheCronJob(t, cronFactory, cj)
-	f.recacheRuns(ctx, cronFactory)
-	f.kubeclient.ClearActions()
-	f.client.ClearActions()
-	return c, kubeFactory, cronFactory
+	return restartWith(f.t, ctx, f, func(cronFactory informers.SharedInformerFactory) (Option, func()) {
+		return WithCronJobRuns(cronFactory.Batch().V1().CronJobRuns()), func() { f.recacheRuns(ctx, cronFactory) }
+	})
 }
 
 // recacheRuns puts the API server's CronJobRuns into the cache, dropping

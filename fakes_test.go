@@ -44,13 +44,27 @@ import (
 // restart builds a new Controller on the fixture's API state, as a new
 // process (or the next leader) would: empty own-writes, no deferred
 // statuses, caches listed from the API server.
-func restart(t *testing.T, ctx context.Context, f *fixture) (*Controller, kubeinformers.SharedInformerFactory, informers.SharedInformerFactory) {
+func restart(t testing.TB, ctx context.Context, f *fixture) (*Controller, kubeinformers.SharedInformerFactory, informers.SharedInformerFactory) {
+	t.Helper()
+	return restartWith(t, ctx, f, nil)
+}
+
+// restartWith is restart with more of the controller's informers: with
+// returns the options that add them and fills their caches.
+func restartWith(t testing.TB, ctx context.Context, f *fixture,
+	with func(informers.SharedInformerFactory) (Option, func())) (*Controller, kubeinformers.SharedInformerFactory, informers.SharedInformerFactory) {
 	t.Helper()
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
 	cronFactory := informers.NewSharedInformerFactory(f.client, 0)
+	opts := []Option{WithEventRecorder(f.recorder)}
+	fill := func() {}
+	if with != nil {
+		var opt Option
+		opt, fill = with(cronFactory)
+		opts = append(opts, opt)
+	}
 	c, err := NewController(ctx, f.kubeclient, f.client,
-		kubeFactory.Batch().V1().Jobs(), cronFactory.Batch().V1().CronJobs(), f.clock,
-		WithEventRecorder(f.recorder))
+		kubeFactory.Batch().V1().Jobs(), cronFactory.Batch().V1().CronJobs(), f.clock, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +81,7 @@ func restart(t *testing.T, ctx context.Context, f *fixture) (*Controller, kubein
 		t.Fatal(err)
 	}
 	cacheCronJob(t, cronFactory, cj)
+	fill()
 	f.kubeclient.ClearActions()
 	f.client.ClearActions()
 	return c, kubeFactory, cronFactory
