@@ -607,6 +607,12 @@ func (p *Plan) releasable(j Job, written *cronv1.CronJobStatus) bool {
 // Jobs cj controls, whose run-now chain j may be on.
 func Recorded(cj *cronv1.CronJob, jobs []Job, j Job, requests []Request) bool {
 	p := &Plan{cj: cj, jobs: append(slices.Clip(jobs), j), requests: requests}
+	if p.isRequestJob(j) && j.Finished() == "" && j.GetDeletionTimestamp() == nil {
+		// A CronJobRun's status follows its Job to its end: released
+		// while it runs, it could finish and go before any status saw
+		// its outcome.
+		return false
+	}
 	return p.recorded(j, &cj.Status) && !p.requestHolds(j)
 }
 

@@ -318,3 +318,29 @@ func TestACronJobRunsFailureDroppedFromTheHistoryCountsOnce(t *testing.T) {
 		t.Errorf("run history entry %+v entered again", r)
 	}
 }
+
+// A CronJobRun's Job that a user detached from its CronJob keeps its
+// run-record finalizer while it runs, though the CronJobRun's status names
+// it: the status follows the Job to its end, and a Job released while
+// running could finish and go (a TTL) before any status saw its outcome.
+// Once finished and its outcome written, or once being deleted, it goes.
+// (Found by the model walk, seed 1150: I6.detached-released-early.)
+func TestADetachedCronJobRunJobKeepsItsFinalizerUntilItsOutcomeIsWritten(t *testing.T) {
+	run := cronJobRun("run-1")
+	j := requestJob(run)
+	named := followed(run, j)
+	cj := cronJob()
+	if Recorded(cj, nil, j, requestsOf(named)) {
+		t.Errorf("a running detached Job is released while its CronJobRun says %s", named.Status.Outcome)
+	}
+	done := finishAs(requestJob(run), batchv1.JobComplete)
+	if Recorded(cj, nil, done, requestsOf(named)) {
+		t.Errorf("a finished detached Job is released before its CronJobRun's status holds its outcome")
+	}
+	if !Recorded(cj, nil, done, requestsOf(followed(run, done))) {
+		t.Errorf("a finished detached Job whose outcome is written is not released")
+	}
+	if gone := deleting(requestJob(run)); !Recorded(cj, nil, gone, requestsOf(named)) {
+		t.Errorf("a detached Job being deleted, its CronJobRun naming it, is not released: its delete would hang")
+	}
+}
