@@ -420,8 +420,13 @@ func modelViewGensFrom(views []modelView, t time.Time) []int64 {
 }
 
 // calMayHold says whether some decision the controller may have made for
-// x's run at t excludes or holds it.
+// x's run at t excludes or holds it: a Calendar, or the spec's
+// suspendUntil or skipTimes.
 func (w *modelWalk) calMayHold(x *modelCJ, views []modelView, t time.Time) bool {
+	if x.specMayHold(t) {
+		// suspendUntil or skipTimes (model_holds_test.go) hold it.
+		return true
+	}
 	if !x.namesCalendars() {
 		return false
 	}

@@ -589,6 +589,7 @@ func (w *modelWalk) checkCreated(x *modelCJ, j *batchv1.Job, rec *modelJobRec, e
 	}
 	w.checkGhost(x, rec)
 	w.checkCalendarStart(x, rec)
+	w.checkHeldStart(x, rec)
 }
 
 // manualNames are the names the Job of run-now value may have: the name
@@ -1538,6 +1539,10 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 			continue
 		case cronv1.MissedPaused:
 			// Counted at once, by rule (R5): never started later. I9 judges.
+			continue
+		case cronv1.MissedSuspendedUntil, cronv1.MissedSkipped:
+			// Held on purpose, final by rule; I12 judges.
+			w.checkHeldCount(x, m)
 			continue
 		}
 		if x.countedEarly[t.Unix()] {

@@ -334,15 +334,18 @@ type modelWalk struct {
 	// maxRunsRng draws spec.maxRuns (model_maxruns_test.go) apart from
 	// rng, so every seed still walks as it did before maxRuns.
 	maxRunsRng *rand.Rand
-	verbose    bool
-	step       int
-	clock      *testingclock.FakeClock
-	srv        *modelServer
-	ctl        *modelCtl
-	ctls       int
-	cjs        []*modelCJ
-	byUID      map[types.UID]*modelCJ
-	ctx        context.Context
+	// holdsRng draws spec.suspendUntil and spec.skipTimes
+	// (model_holds_test.go) apart from rng, for the same reason.
+	holdsRng *rand.Rand
+	verbose  bool
+	step     int
+	clock    *testingclock.FakeClock
+	srv      *modelServer
+	ctl      *modelCtl
+	ctls     int
+	cjs      []*modelCJ
+	byUID    map[types.UID]*modelCJ
+	ctx      context.Context
 
 	// foreign names the Jobs a user made under the names of runs.
 	foreign map[string]bool
@@ -536,6 +539,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 	rng := rand.New(rand.NewSource(seed))
 	w := &modelWalk{
 		t: t, seed: seed, rng: rng, verbose: verbose, maxRunsRng: rand.New(rand.NewSource(seed ^ 0x6d617852756e73)),
+		holdsRng:    rand.New(rand.NewSource(seed ^ 0x686f6c6473)),
 		byUID:       map[types.UID]*modelCJ{},
 		namedCache:  map[modelNamedKey]modelTri{},
 		stepChecked: map[string]bool{},
@@ -787,6 +791,7 @@ func (w *modelWalk) createCronJob(name string) {
 		}
 	}
 	w.maybeMaxRuns(&spec)
+	w.maybeHolds(name, &spec)
 	cj := w.srv.createCronJob(&cronv1.CronJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: cronv1.SchemeGroupVersion.String(), Kind: "CronJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
