@@ -1000,6 +1000,9 @@ func (w *modelWalk) doStep() {
 		w.logf("  faults this step: %s, rate %.1f", w.srv.faults.profile, w.srv.faults.rate)
 	}
 	x := pick(w.rng, w.cjs)
+	if w.holdMove(x) {
+		return
+	}
 	if w.rng.Float64() < 0.06 {
 		w.failureMove(x)
 		if w.rng.Float64() < 0.5 {
