@@ -324,7 +324,6 @@ func TestACronJobRunsFailureDroppedFromTheHistoryCountsOnce(t *testing.T) {
 // it: the status follows the Job to its end, and a Job released while
 // running could finish and go (a TTL) before any status saw its outcome.
 // Once finished and its outcome written, or once being deleted, it goes.
-// (Found by the model walk, seed 1150: I6.detached-released-early.)
 func TestADetachedCronJobRunJobKeepsItsFinalizerUntilItsOutcomeIsWritten(t *testing.T) {
 	run := cronJobRun("run-1")
 	j := requestJob(run)
