@@ -332,7 +332,7 @@ func (p *Plan) walk(in Input, cj *cronv1.CronJob, sched *schedule.Schedule, time
 			p.exists(t, v.exists, ours(v.exists, p.bf))
 			continue
 		case v.wait:
-			p.waiting = fmt.Sprintf("the run of %s (job %s) is still running: it runs again once that run has finished", formatTime(t), v.earlier)
+			p.waiting = waitingFor(t, v.earlier)
 			return
 		case v.create == "":
 			p.alreadyRun(t, v.earlier, v.outcome, policy)
@@ -378,18 +378,36 @@ func (p *Plan) judge(in Input, cj *cronv1.CronJob, policy cronv1.RerunPolicy, t 
 		return verdict{exists: earlier}
 	}
 	v := verdict{earlier: name, outcome: ranAs(cj, name, earlier, found)}
-	switch {
-	case v.outcome == "":
+	if v.outcome == "" {
 		v.create = name
-	case policy == cronv1.RerunNever:
-	case v.outcome == cronv1.OutcomeRunning:
-		// Run again only once the earlier run is over: two runs of one
-		// time at once would race for what the time's run writes.
-		v.wait = true
-	case policy == cronv1.RerunAlways || v.outcome == cronv1.OutcomeFailed:
+		return v
+	}
+	var again bool
+	if v.wait, again = runAgain(policy, v.outcome); again {
 		v.create = job.RerunName(cj.Name, p.bf.UID, t)
 	}
 	return v
+}
+
+// waitingFor is the Complete condition's message while the time t waits
+// for its earlier run, the Job name, to finish.
+func waitingFor(t time.Time, name string) string {
+	return fmt.Sprintf("the run of %s (job %s) is still running: it runs again once that run has finished", formatTime(t), name)
+}
+
+// runAgain is what policy does with a time whose earlier run had outcome:
+// wait for that run to finish, run the time again, or neither (skip it as
+// already run). Run again only once the earlier run is over: two runs of
+// one time at once would race for what the time's run writes.
+func runAgain(policy cronv1.RerunPolicy, outcome cronv1.RunOutcome) (wait, again bool) {
+	switch {
+	case policy == cronv1.RerunNever:
+		return false, false
+	case outcome == cronv1.OutcomeRunning:
+		return true, false
+	default:
+		return false, policy == cronv1.RerunAlways || outcome == cronv1.OutcomeFailed
+	}
 }
 
 // ranAs is the outcome of the run the time of the Job name has already
@@ -514,13 +532,14 @@ func (p *Plan) Exists(c Create, j Job) bool {
 	case ours(j, p.bf) || policy == cronv1.RerunNever || !isScheduledName(c.Job.Name, c.Time):
 		p.exists(c.Time, j, ours(j, p.bf))
 	default:
-		switch outcome := ranAs(nil, c.Job.Name, j, true); {
-		case outcome == cronv1.OutcomeRunning:
+		outcome := ranAs(nil, c.Job.Name, j, true)
+		switch wait, again := runAgain(policy, outcome); {
+		case wait:
 			if len(p.Status.Active) == 0 {
-				p.incomplete(ReasonWaitingForRun, fmt.Sprintf("the run of %s (job %s) is still running: it runs again once that run has finished", formatTime(c.Time), c.Job.Name))
+				p.incomplete(ReasonWaitingForRun, waitingFor(c.Time, c.Job.Name))
 			}
 			return false
-		case policy == cronv1.RerunAlways || outcome == cronv1.OutcomeFailed:
+		case again:
 			again := Create{Job: c.Job.DeepCopy(), Time: c.Time}
 			again.Job.Name = job.RerunName(p.bf.Spec.CronJobName, p.bf.UID, c.Time)
 			at := slices.IndexFunc(p.Creates, func(o Create) bool { return o.Job.Name == c.Job.Name })
