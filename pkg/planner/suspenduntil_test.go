@@ -155,3 +155,16 @@ func TestATrialDueWhileSuspendedUntilIsTheFirstRunAfterIt(t *testing.T) {
 		t.Errorf("11:00: creates %+v, want the 11:00 run as the trial", p.Creates)
 	}
 }
+
+// A skipped time is no run at all, so it takes no place of catchUpLimit's:
+// under catchUpPolicy All with a limit of 2, the two runs owed around the
+// skip (08:00 and 09:00) start, as docs/calendars.md says of an excluded
+// time ("the catch-up skips it and starts the runs around it").
+func TestSkipTimesTakeNoPlaceOfTheCatchUpLimit(t *testing.T) {
+	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(2), skipTimes(ten))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Second)})
+	want := []string{"05-01T08:00:00", "05-01T09:00:00"}
+	if got := createdTimes(p); !slices.Equal(got, want) {
+		t.Errorf("creates %v, missed %v; want %v: 10:00 is skipped, the limit is two runs", got, missedOf(p.Status), want)
+	}
+}
