@@ -98,8 +98,17 @@ func (c *candidates) names(s *schedule.Schedule, t time.Time) bool {
 // newest returns up to n runs, newest first, as long as keep (nil: always)
 // holds; the walk stops at the first it does not.
 func (c *candidates) newest(n int, keep func(time.Time) bool) []time.Time {
+	return c.newestTaking(n, keep, nil)
+}
+
+// newestTaking is newest where the runs free says are no runs (held on
+// purpose: a Calendar's exclusion, suspendUntil, skipTimes) come along but
+// take no place of the n, so a held time never crowds an owed run out of a
+// catch-up limit. At most schedule.ManyMissed free ones come along; the
+// rest are left for older, which counts them held all the same.
+func (c *candidates) newestTaking(n int, keep, free func(time.Time) bool) []time.Time {
 	var out []time.Time
-	for len(out) < n {
+	for taken, freed := 0, 0; taken < n; {
 		save := *c
 		t, ok := c.pop()
 		if !ok {
@@ -109,7 +118,17 @@ func (c *candidates) newest(n int, keep func(time.Time) bool) []time.Time {
 			*c = save // leave it for older
 			break
 		}
+		isFree := free != nil && free(t)
+		if isFree && freed == schedule.ManyMissed {
+			*c = save
+			break
+		}
 		out = append(out, t)
+		if isFree {
+			freed++
+		} else {
+			taken++
+		}
 	}
 	return out
 }

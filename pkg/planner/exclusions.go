@@ -298,6 +298,15 @@ func (p *Plan) reportedScheduled(c Create) {
 	p.countHeld(next)
 }
 
+// heldOnPurpose reports whether a Calendar or the spec (suspendUntil,
+// skipTimes) holds a run due at t: no run at all, so it takes no place of
+// a catch-up limit. (A pause's hold is not on purpose: the runs it holds
+// are runs, and one of them may be the trial.)
+func (p *Plan) heldOnPurpose(t time.Time) bool {
+	reason, _ := p.excl.hold(t)
+	return reason != "" || p.specHold(t) != ""
+}
+
 // olderHold sorts the runs older walks past: a held one counts for its
 // hold reason, whatever its deadline.
 func (p *Plan) olderHold() func(time.Time) string {

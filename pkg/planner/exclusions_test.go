@@ -416,3 +416,17 @@ func TestCalendarRangeBoundsAcrossDaylightSaving(t *testing.T) {
 		}
 	}
 }
+
+// An excluded time is no run, so it takes no place of catchUpLimit's: the
+// catch-up skips it and starts the runs around it, as many as the limit.
+func TestAnExcludedTimeTakesNoPlaceOfTheCatchUpLimit(t *testing.T) {
+	ten30 := calendarOf("ten", "UTC", nil, [2]string{"2026-05-01T09:30", "2026-05-01T10:30"})
+	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(2), excluding("ten"))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Second), Calendars: calendarsOf(ten30)})
+	want := []string{"05-01T08:00:00", "05-01T09:00:00"}
+	got := createdTimes(p)
+	startAll(p) // a held time after a create is counted once the create is reported
+	if !slices.Equal(got, want) || missedFor(p.Status, cronv1.MissedExcluded) != 1 {
+		t.Errorf("creates %v, missed %v; want %v and 10:00 counted Excluded", got, missedOf(p.Status), want)
+	}
+}

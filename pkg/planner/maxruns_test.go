@@ -365,3 +365,16 @@ func TestOneTimeJobAtNotBeforeRunsOnce(t *testing.T) {
 		})
 	}
 }
+
+// A skipped time uses up no run of maxRuns nor a place of catchUpLimit:
+// with two runs allowed, the two owed runs around the skip start.
+func TestASkippedTimeCostsNoRunOfMaxRuns(t *testing.T) {
+	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(2), maxRuns(2), skipTimes(at(-time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(5 * time.Second)})
+	want := []string{"05-01T08:00:00", "05-01T10:00:00"}
+	got := createdTimes(p)
+	startAll(p) // a held time after a create is counted once the create is reported
+	if !slices.Equal(got, want) || missedFor(p.Status, cronv1.MissedSkipped) != 1 {
+		t.Errorf("creates %v, missed %v; want %v and 09:00 counted Skipped", got, missedOf(p.Status), want)
+	}
+}

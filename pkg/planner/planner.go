@@ -927,7 +927,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	// Replace never lets two runs overlap, so it catches up with the latest.
 	if spec.CatchUpPolicy == cronv1.CatchUpAll && spec.ConcurrencyPolicy != cronv1.ReplaceConcurrent {
 		limit := int(ptr.Deref(spec.CatchUpLimit, defaultCatchUpLimit))
-		runs = c.newest(limit, func(t time.Time) bool { return !late(t) })
+		runs = c.newestTaking(limit, func(t time.Time) bool { return !late(t) }, p.heldOnPurpose)
 		slices.Reverse(runs)
 		older = c.older(late, p.olderHold())
 	} else {
