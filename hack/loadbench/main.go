@@ -66,14 +66,18 @@ import (
 
 // result is one run.
 type result struct {
-	Variant    string  `json:"variant"`
-	N          int     `json:"n"`
-	P50, P99   float64 `json:"-"`
-	Max        float64 `json:"-"`
-	Missing    int     `json:"missing"`
-	Duplicates int     `json:"duplicates"`
-	CPUSeconds float64 `json:"cpuSeconds"`
-	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	Variant  string  `json:"variant"`
+	N        int     `json:"n"`
+	P50, P99 float64 `json:"-"`
+	Max      float64 `json:"-"`
+	// OutsideP99 is the p99 skew the separate watch saw (-watcher kubectl),
+	// in the same run as P99, which the harness's own watch saw.
+	OutsideP99   float64   `json:"outsideP99,omitempty"`
+	OutsideSkews []float64 `json:"outsideSkews,omitempty"`
+	Missing      int       `json:"missing"`
+	Duplicates   int       `json:"duplicates"`
+	CPUSeconds   float64   `json:"cpuSeconds"`
+	PeakRSSMiB   float64   `json:"peakRSSMiB"`
 	// The burst is from the minute until the watch has seen the last Job.
 	// BurstCPU is the CPU seconds each process spent in it: "server" is
 	// kube-apiserver and etcd, "controller" the controller under test,
@@ -178,6 +182,8 @@ func main() {
 	flag.BoolVar(&runRecordFinalizers, "memory-finalizers", false, "in the memory benchmark, create the Jobs holding the run-record finalizer, so the controller's first syncs also release every one (by default they are created without it, as before Jobs had it)")
 	flag.IntVar(&wide, "wide", 60, "the in-flight creates of the \"floor, wide\" variant and the -workers of the \"this controller, wide\" one")
 	flag.BoolVar(&profileAPIServer, "profile-apiserver", false, "with -profile, also save a CPU profile of the API server over each firing, for every variant (its cost lengthens the burst)")
+	flag.StringVar(&watcher, "watcher", watcher, "who sees the Jobs for the skew: harness (its own watch) or kubectl (a separate `kubectl get jobs --watch`, as a user measures)")
+	flag.DurationVar(&lead, "lead", 0, "create the CronJobs at least this long before their minute (e.g. 75s, so the controller is idle by then); by default in the minute before it")
 	flag.IntVar(&profileSeconds, "profile-seconds", 10, "how long each firing's CPU profile runs, from a second before the due minute")
 	flag.IntVar(&sustainedMinutes, "sustained", 0, "instead of the load runs: the sustained run (sustained.go), N CronJobs (-n) due every minute for this many minutes, for each controller variant")
 	statusN := flag.Int("status-writes", 0, "instead of the load runs: the status-write benchmark (statuswrites.go) on this many CronJobs, -repeats rounds")
@@ -355,8 +361,12 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		}
 	}()
 	if counts != "" {
-		fmt.Println("| variant | N | p50 skew | p99 skew | max skew | missing | duplicates | CPU s | CPU ms/firing | API server + etcd CPU ms/firing | peak RSS MiB | requests/firing | writes/firing | LISTs |")
-		fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+		outside := ""
+		if watcher == "kubectl" {
+			outside = " p99 skew, kubectl's watch |"
+		}
+		fmt.Println("| variant | N | p50 skew | p99 skew |" + outside + " max skew | missing | duplicates | CPU s | CPU ms/firing | API server + etcd CPU ms/firing | peak RSS MiB | requests/firing | writes/firing | LISTs |")
+		fmt.Println("| --- | --- | --- | --- |" + strings.Repeat(" --- |", strings.Count(outside, "|")) + " --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	}
 	for _, nText := range strings.Split(counts, ",") {
 		if nText == "" {
@@ -382,11 +392,15 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				}
 				burst := "burst CPU not kept (Jobs missing)"
 				if r.BurstCPU != nil {
-					burst = fmt.Sprintf("in the burst: server %.1f, controller %.1f, harness %.1f, kcm %.1f CPU s",
-						r.BurstCPU["server"], r.BurstCPU["controller"], r.BurstCPU["harness"], r.BurstCPU["kcm"])
+					burst = fmt.Sprintf("in the burst: server %.1f, controller %.1f, harness %.1f, kcm %.1f, outside watch %.1f CPU s",
+						r.BurstCPU["server"], r.BurstCPU["controller"], r.BurstCPU["harness"], r.BurstCPU["kcm"], r.BurstCPU["watcher"])
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s\n",
-					v.name, n, i+1, r.P50, r.P99, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds)
+				outside := ""
+				if watcher == "kubectl" {
+					outside = fmt.Sprintf(" (kubectl's watch: p99 %.2f s, %d Jobs)", r.OutsideP99, len(r.OutsideSkews))
+				}
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s\n",
+					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds)
 				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
@@ -396,8 +410,12 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 			// Per firing: the controller's CPU and the server's, over the
 			// window of counted requests (the creates, the statuses, the
 			// releases and the watch echoes, until the server is quiet).
-			fmt.Printf("| %s | %d | %.2f s | %.2f s | %.2f s | %d | %d | %.1f | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f |\n",
-				v.name, n, m.P50, m.P99, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.CPUSeconds*1000/float64(n), m.ServerCPUSeconds*1000/float64(n),
+			outside := ""
+			if watcher == "kubectl" {
+				outside = fmt.Sprintf(" %.2f s |", m.OutsideP99)
+			}
+			fmt.Printf("| %s | %d | %.2f s | %.2f s |%s %.2f s | %d | %d | %.1f | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f |\n",
+				v.name, n, m.P50, m.P99, outside, m.Max, m.Missing, m.Duplicates, m.CPUSeconds, m.CPUSeconds*1000/float64(n), m.ServerCPUSeconds*1000/float64(n),
 				m.PeakRSSMiB, m.RequestsPerFiring, m.WritesPerFiring, m.Lists)
 		}
 	}
@@ -517,10 +535,15 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	// before the minute they are due at; more CronJobs take longer, and
 	// from 10,000 on they are given another minute. Their schedule names
 	// that minute alone, so none fires at a minute on the way.
-	for time.Now().Second() > latestStartSecond(n) {
-		time.Sleep(200 * time.Millisecond)
+	var due time.Time
+	if lead > 0 {
+		due = dueAfterLead(time.Now(), n)
+	} else {
+		for time.Now().Second() > latestStartSecond(n) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		due = time.Now().Truncate(time.Minute).Add(time.Duration(1+n/10000) * time.Minute)
 	}
-	due := time.Now().Truncate(time.Minute).Add(time.Duration(1+n/10000) * time.Minute)
 	var cronJobs []*cronv1.CronJob
 	if v.start != nil || v.controllersJobs || v.informers {
 		var err error
@@ -539,7 +562,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		}
 	}
 	late := func() error {
-		if time.Until(due) < 10*time.Second {
+		if time.Until(due) < max(lead, 10*time.Second) {
 			return fmt.Errorf("creating %d CronJobs took too long to be due at %v: %w", n, due, errLate)
 		}
 		return nil
@@ -578,6 +601,13 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		return r, err
 	}
 	defer w.Stop()
+	var outside *outsideWatch
+	if watcher == "kubectl" {
+		if outside, err = watchFromOutside(ctx, cluster.Kubeconfig, ns); err != nil {
+			return r, err
+		}
+		defer outside.stop()
+	}
 	// The window of counted requests opens once the first syncs of the new
 	// CronJobs (and any garbage collection after the previous run) are
 	// over, so it holds the firing alone.
@@ -596,6 +626,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 			"controller": cpuSeconds(proc),
 			"harness":    cpuOf(os.Getpid()),
 			"kcm":        cpuOf(cluster.Pid("kube-controller-manager")),
+			"watcher":    cpuOf(outsidePid(outside)),
 		}
 	}
 	atDue := make(chan map[string]float64, 1)
@@ -697,6 +728,15 @@ collect:
 	r.Missing = n - len(owners)
 	for _, c := range owners {
 		r.Duplicates += c - 1
+	}
+	if outside != nil {
+		// The separate watch may trail the harness's: it gets a little
+		// longer to see as many.
+		for _, at := range outside.wait(len(seen), func(name string) bool { return forMinute(name, due) }, time.Now().Add(30*time.Second)) {
+			r.OutsideSkews = append(r.OutsideSkews, at.Sub(due).Seconds())
+		}
+		slices.Sort(r.OutsideSkews)
+		r.OutsideP99 = quantile(r.OutsideSkews, 0.99)
 	}
 	for _, at := range seen {
 		r.Skews = append(r.Skews, at.Sub(due).Seconds())
@@ -1019,6 +1059,7 @@ func medians(runs []result) result {
 	return result{
 		P50:               med(func(r result) float64 { return r.P50 }),
 		P99:               med(func(r result) float64 { return r.P99 }),
+		OutsideP99:        med(func(r result) float64 { return r.OutsideP99 }),
 		Max:               med(func(r result) float64 { return r.Max }),
 		Missing:           int(med(func(r result) float64 { return float64(r.Missing) })),
 		Duplicates:        int(med(func(r result) float64 { return float64(r.Duplicates) })),
