@@ -1544,3 +1544,35 @@ func TestARunStartedBeforeThePauseWasKnownBecomesTheTrialWithAnEvent(t *testing.
 		t.Errorf("the next sync: events %v, creates %v; want no second TrialRun and no run while the trial runs", eventsOf(p2), createdTimes(p2))
 	}
 }
+
+// A trial Job deleted by hand, held by a finalizer while it goes, is no
+// trial any more: the run started as the next trial, whose create answer
+// was lost (so no status named it), is the trial, and no third starts
+// while it runs. (Model walk seed 6816.)
+func TestATrialDeletedByHandIsNotTheTrialOfALaterOne(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p0 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p0)
+	if len(made) != 1 || p0.Status.FailureStreak.TrialJob != made[0].Name {
+		t.Fatalf("10:00: made %d, failureStreak %+v; want the 10:00 trial", len(made), p0.Status.FailureStreak)
+	}
+	deleted := deleting(holding(made[0]))
+
+	// 11:00: the deleted trial is let go, and the 11:00 run starts as the
+	// next trial; its Job is made but the answer is lost.
+	p1 := Decide(Input{CronJob: withStatus(cj, p0.Status), Jobs: []Job{deleted}, Now: at(time.Hour + time.Second)})
+	if len(p1.Creates) != 1 || !p1.Creates[0].Trial || !p1.Creates[0].Time.Equal(at(time.Hour)) {
+		t.Fatalf("11:00: creates %+v, want the 11:00 run as the next trial", p1.Creates)
+	}
+	p1.CreateFailed(p1.Creates[0], errTimeout{})
+	next := runOf(at(time.Hour), "")
+
+	// 12:00: both Jobs are there; the 11:00 one is the trial.
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{deleted, next}, Now: at(2*time.Hour + time.Second)})
+	if len(p2.Creates) != 0 {
+		t.Errorf("12:00: creates %v, want none while the 11:00 trial runs", createdTimes(p2))
+	}
+	if fs := p2.Status.FailureStreak; fs.TrialJob != next.Name || fs.PausedAt == nil {
+		t.Errorf("12:00: failureStreak %+v, want still paused, the trial %s", fs, next.Name)
+	}
+}
