@@ -1575,4 +1575,12 @@ func TestATrialDeletedByHandIsNotTheTrialOfALaterOne(t *testing.T) {
 	if fs := p2.Status.FailureStreak; fs.TrialJob != next.Name || fs.PausedAt == nil {
 		t.Errorf("12:00: failureStreak %+v, want still paused, the trial %s", fs, next.Name)
 	}
+
+	// The same when the 11:00 sync's status write was lost too: the status
+	// still names the deleted trial.
+	p3 := Decide(Input{CronJob: withStatus(cj, p0.Status), Jobs: []Job{deleted, next}, Now: at(2*time.Hour + time.Second)})
+	if fs := p3.Status.FailureStreak; len(p3.Creates) != 0 || fs.TrialJob != next.Name {
+		t.Errorf("12:00 from the status naming the deleted trial: creates %v, failureStreak %+v; want none, the trial %s",
+			createdTimes(p3), fs, next.Name)
+	}
 }
