@@ -1584,3 +1584,43 @@ func TestATrialDeletedByHandIsNotTheTrialOfALaterOne(t *testing.T) {
 			createdTimes(p3), fs, next.Name)
 	}
 }
+
+// The sync that starts the trial loses its whole status (a conflict with
+// the user's edit of resumeAfter, then a crash): the trial started under
+// the cool-down the stored status says, and stays the trial when the user
+// lengthens resumeAfter past its time. No second trial starts while it
+// runs, and its failure reopens the pause. (Model walk seed 6069.)
+func TestATrialWhoseStatusWasLostStaysTheTrialWhenResumeAfterIsLengthened(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	// 09:20: the stored status says the cool-down ends at 09:40.
+	stored := Decide(Input{CronJob: cj, Now: at(-40 * time.Minute)}).Status
+	if fs := stored.FailureStreak; fs.ResumeAt == nil || !fs.ResumeAt.Time.Equal(at(-20*time.Minute)) {
+		t.Fatalf("09:20: failureStreak %+v, want resumeAt 09:40", fs)
+	}
+	cj = withStatus(cj, stored)
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p1)
+	if len(made) != 1 || p1.Status.FailureStreak.TrialJob != made[0].Name {
+		t.Fatalf("10:00: made %d, failureStreak %+v; want the 10:00 trial", len(made), p1.Status.FailureStreak)
+	}
+	// Its status is lost: the Job holds the run-record finalizer, and
+	// the store keeps the 09:20 status. resumeAfter becomes 2h (resumeAt
+	// 11:10).
+	trial := holding(made[0])
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Spec.FailurePolicy.ResumeAfter = &metav1.Duration{Duration: 2 * time.Hour}
+
+	p2 := Decide(Input{CronJob: edited, Jobs: []Job{trial}, Now: at(2*time.Hour + time.Second)})
+	if len(p2.Creates) != 0 {
+		t.Errorf("12:00: creates %v (failureStreak %+v); want none while the 10:00 trial runs", createdTimes(p2), p2.Status.FailureStreak)
+	}
+	if fs := p2.Status.FailureStreak; fs.TrialJob != trial.Name {
+		t.Errorf("12:00: trialJob %q, want %s", fs.TrialJob, trial.Name)
+	}
+	trial.finished, trial.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(2*time.Hour + 10*time.Minute)}
+	p3 := Decide(Input{CronJob: withStatus(edited, p2.Status), Jobs: []Job{trial}, Now: at(2*time.Hour + 11*time.Minute)})
+	if fs := p3.Status.FailureStreak; fs.Pauses != 2 || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(2*time.Hour+10*time.Minute)) {
+		t.Errorf("after the trial failed: failureStreak %+v, want reopened as of 12:10, pauses 2", fs)
+	}
+}
