@@ -174,16 +174,30 @@ func (p *Plan) adoptTrial() {
 	if resumeAt.IsZero() {
 		return
 	}
+	from := resumeAt
+	if stored := fs.ResumeAt; stored != nil && stored.Time.Before(resumeAt) && !stored.Before(fs.PausedAt) {
+		// The status this sync starts from was written under a shorter
+		// cool-down: resumeAfter was lengthened since. A sync under the
+		// policy it was written with may have started the trial from it
+		// and lost the write that named it (a conflict with that very
+		// edit), and its run is due at or after the cool-down it saw.
+		from = stored.Time
+	}
 	for _, j := range p.jobs {
 		// A time still to come too: a replica whose clock was ahead made
 		// it, and it is the trial all the same.
-		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && p.outcomeAwaited(j) {
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(from) && p.outcomeAwaited(j) {
 			fs.TrialJob = j.GetName()
 			if r := p.runRecord(j.GetName()); r == nil || r.Trigger != cronv1.TriggerTrial {
 				// Started by a sync that did not know of the pause (its
-				// status lost, or older than the pause's): it is the
-				// trial all the same, and says so once.
-				p.event(corev1.EventTypeNormal, ReasonTrialRun, "Job %s, started before this pause was known, is the trial run; its success resumes scheduled runs", j.GetName())
+				// status lost, or older than the pause's), or under the
+				// shorter cool-down: it is the trial all the same, and
+				// says so once.
+				how := "started before this pause was known"
+				if at.Before(resumeAt) {
+					how = "started before resumeAfter was lengthened"
+				}
+				p.event(corev1.EventTypeNormal, ReasonTrialRun, "Job %s, %s, is the trial run; its success resumes scheduled runs", j.GetName(), how)
 				if r != nil {
 					r.Trigger = cronv1.TriggerTrial
 				}

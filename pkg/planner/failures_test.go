@@ -1618,6 +1618,11 @@ func TestATrialWhoseStatusWasLostStaysTheTrialWhenResumeAfterIsLengthened(t *tes
 	if fs := p2.Status.FailureStreak; fs.TrialJob != trial.Name {
 		t.Errorf("12:00: trialJob %q, want %s", fs.TrialJob, trial.Name)
 	}
+	if !slices.ContainsFunc(p2.Events, func(e Event) bool {
+		return e.Reason == ReasonTrialRun && strings.Contains(e.Message, "started before resumeAfter was lengthened")
+	}) {
+		t.Errorf("12:00: events %v, want a TrialRun Event saying the trial started before resumeAfter was lengthened", eventsOf(p2))
+	}
 	trial.finished, trial.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(2*time.Hour + 10*time.Minute)}
 	p3 := Decide(Input{CronJob: withStatus(edited, p2.Status), Jobs: []Job{trial}, Now: at(2*time.Hour + 11*time.Minute)})
 	if fs := p3.Status.FailureStreak; fs.Pauses != 2 || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(2*time.Hour+10*time.Minute)) {
