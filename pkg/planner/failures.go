@@ -107,10 +107,11 @@ func (p *Plan) observeFailures() {
 	wasPaused := fs.PausedAt != nil
 	p.pausedAtStart = wasPaused
 	if fs.TrialJob != "" && !slices.ContainsFunc(st.Active, func(ref corev1.ObjectReference) bool { return ref.Name == fs.TrialJob }) &&
-		!slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == fs.TrialJob && p.controls(j) }) {
-		// Gone or detached before its outcome was seen: no verdict. Let
-		// go of it before adoptTrial, or a trial started after it whose
-		// record a crash lost would go unnamed and a second one start.
+		!slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == fs.TrialJob && p.outcomeAwaited(j) }) {
+		// Gone, going or detached before its outcome was seen: no
+		// verdict. Let go of it before adoptTrial, or a trial started
+		// after it whose record a crash or a lost answer left unnamed
+		// would go unnamed and a second one start.
 		fs.TrialJob = ""
 	}
 	p.adoptTrial()
@@ -164,7 +165,7 @@ func (p *Plan) adoptTrial() {
 	}
 	for _, r := range p.Status.RecentRuns {
 		if r.Trigger == cronv1.TriggerTrial && r.Outcome == cronv1.OutcomeRunning && r.StartTime != nil && !r.StartTime.Before(fs.PausedAt) &&
-			slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == r.JobName && p.controls(j) }) {
+			slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == r.JobName && p.outcomeAwaited(j) }) {
 			fs.TrialJob = r.JobName
 			return
 		}
@@ -173,16 +174,30 @@ func (p *Plan) adoptTrial() {
 	if resumeAt.IsZero() {
 		return
 	}
+	from := resumeAt
+	if stored := fs.ResumeAt; stored != nil && stored.Time.Before(resumeAt) && !stored.Before(fs.PausedAt) {
+		// The status this sync starts from was written under a shorter
+		// cool-down: resumeAfter was lengthened since. A sync under the
+		// policy it was written with may have started the trial from it
+		// and lost the write that named it (a conflict with that very
+		// edit), and its run is due at or after the cool-down it saw.
+		from = stored.Time
+	}
 	for _, j := range p.jobs {
 		// A time still to come too: a replica whose clock was ahead made
 		// it, and it is the trial all the same.
-		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(resumeAt) && p.controls(j) {
+		if at, ok := j.ScheduledAt(); ok && !j.Manual() && !at.Before(from) && p.outcomeAwaited(j) {
 			fs.TrialJob = j.GetName()
 			if r := p.runRecord(j.GetName()); r == nil || r.Trigger != cronv1.TriggerTrial {
 				// Started by a sync that did not know of the pause (its
-				// status lost, or older than the pause's): it is the
-				// trial all the same, and says so once.
-				p.event(corev1.EventTypeNormal, ReasonTrialRun, "Job %s, started before this pause was known, is the trial run; its success resumes scheduled runs", j.GetName())
+				// status lost, or older than the pause's), or under the
+				// shorter cool-down: it is the trial all the same, and
+				// says so once.
+				how := "started before this pause was known"
+				if at.Before(resumeAt) {
+					how = "started before resumeAfter was lengthened"
+				}
+				p.event(corev1.EventTypeNormal, ReasonTrialRun, "Job %s, %s, is the trial run; its success resumes scheduled runs", j.GetName(), how)
 				if r != nil {
 					r.Trigger = cronv1.TriggerTrial
 				}
@@ -196,6 +211,16 @@ func (p *Plan) adoptTrial() {
 // detached record.
 func (p *Plan) controls(j Job) bool {
 	return !slices.ContainsFunc(p.records, func(r Job) bool { return r.GetUID() == j.GetUID() })
+}
+
+// outcomeAwaited reports whether j, a Job the sync sees, is one of the
+// CronJob's whose outcome may still come: controlled, and not going away
+// unfinished (deleted by hand, held by a finalizer), whose outcome
+// reconcileActive gives up on. Only such a Job can be the trial: one going
+// away gives no verdict, and taken for the trial it would hide the trial
+// started after it.
+func (p *Plan) outcomeAwaited(j Job) bool {
+	return p.controls(j) && (j.GetDeletionTimestamp() == nil || j.Finished() != "")
 }
 
 // countOutcome applies the outcome of one finished run.

@@ -1544,3 +1544,88 @@ func TestARunStartedBeforeThePauseWasKnownBecomesTheTrialWithAnEvent(t *testing.
 		t.Errorf("the next sync: events %v, creates %v; want no second TrialRun and no run while the trial runs", eventsOf(p2), createdTimes(p2))
 	}
 }
+
+// A trial Job deleted by hand, held by a finalizer while it goes, is no
+// trial any more: the run started as the next trial, whose create answer
+// was lost (so no status named it), is the trial, and no third starts
+// while it runs. (Model walk seed 6816.)
+func TestATrialDeletedByHandIsNotTheTrialOfALaterOne(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p0 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p0)
+	if len(made) != 1 || p0.Status.FailureStreak.TrialJob != made[0].Name {
+		t.Fatalf("10:00: made %d, failureStreak %+v; want the 10:00 trial", len(made), p0.Status.FailureStreak)
+	}
+	deleted := deleting(holding(made[0]))
+
+	// 11:00: the deleted trial is let go, and the 11:00 run starts as the
+	// next trial; its Job is made but the answer is lost.
+	p1 := Decide(Input{CronJob: withStatus(cj, p0.Status), Jobs: []Job{deleted}, Now: at(time.Hour + time.Second)})
+	if len(p1.Creates) != 1 || !p1.Creates[0].Trial || !p1.Creates[0].Time.Equal(at(time.Hour)) {
+		t.Fatalf("11:00: creates %+v, want the 11:00 run as the next trial", p1.Creates)
+	}
+	p1.CreateFailed(p1.Creates[0], errTimeout{})
+	next := runOf(at(time.Hour), "")
+
+	// 12:00: both Jobs are there; the 11:00 one is the trial.
+	p2 := Decide(Input{CronJob: withStatus(cj, p1.Status), Jobs: []Job{deleted, next}, Now: at(2*time.Hour + time.Second)})
+	if len(p2.Creates) != 0 {
+		t.Errorf("12:00: creates %v, want none while the 11:00 trial runs", createdTimes(p2))
+	}
+	if fs := p2.Status.FailureStreak; fs.TrialJob != next.Name || fs.PausedAt == nil {
+		t.Errorf("12:00: failureStreak %+v, want still paused, the trial %s", fs, next.Name)
+	}
+
+	// The same when the 11:00 sync's status write was lost too: the status
+	// still names the deleted trial.
+	p3 := Decide(Input{CronJob: withStatus(cj, p0.Status), Jobs: []Job{deleted, next}, Now: at(2*time.Hour + time.Second)})
+	if fs := p3.Status.FailureStreak; len(p3.Creates) != 0 || fs.TrialJob != next.Name {
+		t.Errorf("12:00 from the status naming the deleted trial: creates %v, failureStreak %+v; want none, the trial %s",
+			createdTimes(p3), fs, next.Name)
+	}
+}
+
+// The sync that starts the trial loses its whole status (a conflict with
+// the user's edit of resumeAfter, then a crash): the trial started under
+// the cool-down the stored status says, and stays the trial when the user
+// lengthens resumeAfter past its time. No second trial starts while it
+// runs, and its failure reopens the pause. (Model walk seed 6069.)
+func TestATrialWhoseStatusWasLostStaysTheTrialWhenResumeAfterIsLengthened(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(1, 30*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	// 09:20: the stored status says the cool-down ends at 09:40.
+	stored := Decide(Input{CronJob: cj, Now: at(-40 * time.Minute)}).Status
+	if fs := stored.FailureStreak; fs.ResumeAt == nil || !fs.ResumeAt.Time.Equal(at(-20*time.Minute)) {
+		t.Fatalf("09:20: failureStreak %+v, want resumeAt 09:40", fs)
+	}
+	cj = withStatus(cj, stored)
+	p1 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p1)
+	if len(made) != 1 || p1.Status.FailureStreak.TrialJob != made[0].Name {
+		t.Fatalf("10:00: made %d, failureStreak %+v; want the 10:00 trial", len(made), p1.Status.FailureStreak)
+	}
+	// Its status is lost: the Job holds the run-record finalizer, and
+	// the store keeps the 09:20 status. resumeAfter becomes 2h (resumeAt
+	// 11:10).
+	trial := holding(made[0])
+	edited := cj.DeepCopy()
+	edited.Generation = 2
+	edited.Spec.FailurePolicy.ResumeAfter = &metav1.Duration{Duration: 2 * time.Hour}
+
+	p2 := Decide(Input{CronJob: edited, Jobs: []Job{trial}, Now: at(2*time.Hour + time.Second)})
+	if len(p2.Creates) != 0 {
+		t.Errorf("12:00: creates %v (failureStreak %+v); want none while the 10:00 trial runs", createdTimes(p2), p2.Status.FailureStreak)
+	}
+	if fs := p2.Status.FailureStreak; fs.TrialJob != trial.Name {
+		t.Errorf("12:00: trialJob %q, want %s", fs.TrialJob, trial.Name)
+	}
+	if !slices.ContainsFunc(p2.Events, func(e Event) bool {
+		return e.Reason == ReasonTrialRun && strings.Contains(e.Message, "started before resumeAfter was lengthened")
+	}) {
+		t.Errorf("12:00: events %v, want a TrialRun Event saying the trial started before resumeAfter was lengthened", eventsOf(p2))
+	}
+	trial.finished, trial.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(2*time.Hour + 10*time.Minute)}
+	p3 := Decide(Input{CronJob: withStatus(edited, p2.Status), Jobs: []Job{trial}, Now: at(2*time.Hour + 11*time.Minute)})
+	if fs := p3.Status.FailureStreak; fs.Pauses != 2 || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(2*time.Hour+10*time.Minute)) {
+		t.Errorf("after the trial failed: failureStreak %+v, want reopened as of 12:10, pauses 2", fs)
+	}
+}
