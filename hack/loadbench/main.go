@@ -74,10 +74,13 @@ type result struct {
 	// in the same run as P99, which the harness's own watch saw.
 	OutsideP99   float64   `json:"outsideP99,omitempty"`
 	OutsideSkews []float64 `json:"outsideSkews,omitempty"`
-	Missing      int       `json:"missing"`
-	Duplicates   int       `json:"duplicates"`
-	CPUSeconds   float64   `json:"cpuSeconds"`
-	PeakRSSMiB   float64   `json:"peakRSSMiB"`
+	// RecordedBy58 is how many statuses record the firing 58 s after the
+	// minute (a controller's run; -1 if the count failed).
+	RecordedBy58 int     `json:"recordedBy58"`
+	Missing      int     `json:"missing"`
+	Duplicates   int     `json:"duplicates"`
+	CPUSeconds   float64 `json:"cpuSeconds"`
+	PeakRSSMiB   float64 `json:"peakRSSMiB"`
 	// The burst is from the minute until the watch has seen the last Job.
 	// BurstCPU is the CPU seconds each process spent in it: "server" is
 	// kube-apiserver and etcd, "controller" the controller under test,
@@ -399,8 +402,8 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if watcher == "kubectl" {
 					outside = fmt.Sprintf(" (kubectl's watch: p99 %.2f s, %d Jobs)", r.OutsideP99, len(r.OutsideSkews))
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s\n",
-					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds)
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s; statuses recording the firing by +58 s: %d\n",
+					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds, r.RecordedBy58)
 				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
@@ -667,6 +670,20 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	if v.start == nil {
 		go floor(ctx, v.floor, ns, n, due, floorJobs, cmp.Or(v.inFlight, floorConcurrency))
 	}
+	// How many statuses record the minute 58 s into it, as the sustained
+	// run counts them: a firing's status writes may follow its Jobs, but
+	// not into the next minute.
+	recordedBy58 := make(chan int, 1)
+	if v.start != nil {
+		go func() {
+			time.Sleep(time.Until(due.Add(58 * time.Second)))
+			recorded, _, err := recordedAndHeld(ctx, kube, cron, ns, v.builtin, due)
+			if err != nil {
+				recorded = -1
+			}
+			recordedBy58 <- recorded
+		}()
+	}
 
 	seen := map[string]time.Time{}
 	owners := map[string]int{}
@@ -721,6 +738,9 @@ collect:
 	after, err := settled(ctx, cluster, next.Add(-time.Second))
 	if err != nil {
 		return r, err
+	}
+	if v.start != nil {
+		r.RecordedBy58 = <-recordedBy58
 	}
 	r.CPUSeconds = cpuSeconds(proc) - cpuBefore
 	r.ServerCPUSeconds = serverCPU() - serverBefore
