@@ -130,3 +130,41 @@ func TestWithoutMaxRunsABurstStillDefersTheStatusWrite(t *testing.T) {
 		t.Errorf("%d status writes, want the write deferred", n)
 	}
 }
+
+// The count is exact without maxRuns too, whose status writes a burst
+// defers. Under Replace, the 10:00 run's Job (shown by the Job cache, as
+// within the own-writes window) is deleted by the 11:00 sync; both syncs'
+// statuses are deferred. A spec edit then sends the next sync back to the
+// stored status (09:00), as does any decision dropped. The replaced Job is
+// still there, being deleted: its run-record finalizer holds it until a
+// stored status records its run. That sync counts both runs, once each.
+func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), policy(cronv1.ReplaceConcurrent),
+		func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = 4 })
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+
+	syncInABurst(t, ctx, c, key)
+	cacheJob(t, kubeFactory, liveJob(t, ctx, f, jobName(topOfHour)))
+	f.clock.SetTime(at(time.Hour + 5*time.Second))
+	syncInABurst(t, ctx, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour), jobName(at(time.Hour))}) {
+		t.Fatalf("created %q, want the 10:00 and 11:00 runs", got)
+	}
+	if j := liveJob(t, ctx, f, jobName(topOfHour)); j == nil || j.DeletionTimestamp == nil {
+		t.Fatalf("the 10:00 Job: %v, want it replaced and held by its finalizer", j)
+	}
+	if n := f.statusWrites(); n != 0 {
+		t.Fatalf("%d status writes, want both deferred", n)
+	}
+
+	cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
+	f.clock.Step(time.Second)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if lst := w.Status.LastScheduleTime; lst == nil || !lst.Time.Equal(at(time.Hour)) || w.Status.ScheduledRunCount != 6 {
+		t.Errorf("lastScheduleTime %v, scheduledRunCount %d; want 11:00 and 6 (4, then 10:00 and 11:00)", lst, w.Status.ScheduledRunCount)
+	}
+}
