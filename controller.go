@@ -1025,29 +1025,55 @@ func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJo
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and
-// those this process created that the cache does not show yet, less those
-// it deleted that the cache still shows. They are the caches' objects,
-// shared: read them, never change them.
+// those this process created that the cache does not show yet, each as the
+// deletes of this process leave it (afterDeletes). They are the caches'
+// objects, shared: read them, never change them.
 func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
 	if err != nil {
 		return nil, fmt.Errorf("listing Jobs of %s: %w", klog.KObj(cj), err)
 	}
 	jobs := make([]planner.Job, 0, len(objs))
+	cached := make(map[types.UID]bool, len(objs))
 	for _, o := range objs {
-		// A Job this process deleted is hidden only while the cache shows
-		// it live: one shown being deleted (its finalizer holds it) is as
-		// it is, and its finalizer still to be released.
-		if j, ok := o.(*slim.Job); ok && (!c.deletedJobs.Has(j.UID) || j.DeletionTimestamp != nil) {
-			jobs = append(jobs, j)
+		if j, ok := o.(*slim.Job); ok {
+			cached[j.UID] = true
+			if j, ok := c.afterDeletes(j); ok {
+				jobs = append(jobs, j)
+			}
 		}
 	}
 	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
-		if !c.deletedJobs.Has(j.UID) && !slices.ContainsFunc(jobs, func(cached planner.Job) bool { return cached.GetUID() == j.UID }) {
+		if cached[j.UID] {
+			continue // the cache's form, newer or as new
+		}
+		if j, ok := c.afterDeletes(j); ok {
 			jobs = append(jobs, j)
 		}
 	}
 	return jobs, nil
+}
+
+// afterDeletes is j as the API server holds it after this process's
+// deletes, which the cache may not show yet: a Job it deleted that is shown
+// live is gone (ok false) if nothing held it (it lacked the run-record
+// finalizer, or this process released that since), and else being deleted.
+// The finalizer keeps that one until a stored status records its run, and
+// so must the view: a sync that starts from the stored status (a deferred
+// decision made again after a spec edit, or dropped) counts the runs it
+// does not record from their Jobs, a Job that Replace deleted among them.
+func (c *Controller) afterDeletes(j *slim.Job) (*slim.Job, bool) {
+	if j.DeletionTimestamp != nil {
+		return j, true
+	}
+	at, deleted := c.deletedJobs.At(j.UID)
+	switch {
+	case !deleted:
+		return j, true
+	case !job.HoldsRunRecord(j) || c.releasedJobs.Has(j.UID):
+		return nil, false
+	}
+	return j.Deleting(at), true
 }
 
 // recordsOf returns the Jobs a user detached from cj before its status
@@ -1195,7 +1221,7 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 	err := c.jobs.Delete(ctx, cj.Namespace, d.Name, d.UID)
 	switch {
 	case err == nil:
-		c.forgetJob(cj.Namespace, d)
+		c.deletedJob(cj.Namespace, d)
 		metrics.JobsDeleted.WithLabelValues(string(d.Reason)).Inc()
 		plan.Deleted(d)
 		return nil
@@ -1217,11 +1243,27 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 	}
 }
 
-// forgetJob drops a deleted Job from this process's own writes, and hides
-// it from syncs until the cache drops it too.
+// forgetJob drops a Job found gone from this process's own writes, and
+// hides it from syncs until the cache drops it too.
 func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 	c.createdJobs.Forget(cache.ObjectName{Namespace: namespace, Name: d.Name})
 	c.deletedJobs.Deleted(d.UID)
+}
+
+// deletedJob notes that this process deleted d's Job. One it created that
+// the cache does not show yet stays among its own writes while the
+// run-record finalizer holds it, being deleted (see afterDeletes): a create
+// of its name meets it, as the API server would.
+func (c *Controller) deletedJob(namespace string, d planner.Delete) {
+	key := cache.ObjectName{Namespace: namespace, Name: d.Name}
+	c.deletedJobs.Deleted(d.UID)
+	if mine, ok := c.createdJobs.Get(key); ok && mine.UID == d.UID {
+		if mine, ok := c.afterDeletes(mine); ok {
+			c.createdJobs.Wrote(mine)
+			return
+		}
+	}
+	c.createdJobs.Forget(key)
 }
 
 // writeStatus writes cj's status and remembers the result until the cache
