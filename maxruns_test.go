@@ -137,9 +137,10 @@ func TestWithoutMaxRunsABurstStillDefersTheStatusWrite(t *testing.T) {
 // sync back to the stored status, as does any decision dropped. The
 // replaced Job is still there, being deleted: its run-record finalizer
 // holds it until a stored status records its run. That sync counts both
-// runs, once each, whether the Job cache showed the replaced Job (hourly)
-// or only this process's own writes did (every minute, within the
-// own-writes window).
+// runs, once each, and releases the replaced Job once its status is
+// stored, whether the Job cache showed the replaced Job (hourly) or only
+// this process's own writes did (every minute, within the own-writes
+// window).
 func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name, schedule string
@@ -180,6 +181,9 @@ func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
 			w := syncWantStatus(t, ctx, f, c, key)
 			if lst := w.Status.LastScheduleTime; lst == nil || !lst.Time.Equal(last) || w.Status.ScheduledRunCount != 6 {
 				t.Errorf("lastScheduleTime %v, scheduledRunCount %d; want %s and 6 (4, then the two runs)", lst, w.Status.ScheduledRunCount, last.Format(time.TimeOnly))
+			}
+			if j := liveJob(t, ctx, f, jobName(replaced)); j != nil {
+				t.Errorf("the replaced Job is still held (finalizers %v) after the status write that records its run", j.Finalizers)
 			}
 		})
 	}
