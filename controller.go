@@ -718,7 +718,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.Take(key, "")
-		runsWake, runsErr := c.followRuns(ctx, key, nil, nil)
+		runs, runsErr := c.runsOf(key)
+		var runsWake time.Duration
+		if runsErr == nil {
+			runsWake, runsErr = c.followRuns(ctx, runs, nil, nil, nil)
+		}
 		return runsWake, errors.Join(c.releaseOrphans(ctx, key), runsErr)
 	}
 	if err != nil {
@@ -734,7 +738,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		}
 		return max(plan.RequeueAfter-c.clock.Since(v.input.Now), time.Nanosecond)
 	}
-	started, applyErr := c.apply(ctx, v.cronJob, plan)
+	started, met, applyErr := c.apply(ctx, v.cronJob, plan)
 	burst := started && c.queue.Len() > 0 && !c.queue.ShuttingDown() && !namesNewTrial(&v.written, &plan.Status) &&
 		!countsLimitedRun(v.cronJob, &v.written, &plan.Status)
 	// Last, with the Events of the pruning.
@@ -796,7 +800,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		}
 	}
 	// The CronJobRuns last: their writes wait for no run, and hold up none.
-	runsWake, runsErr := c.followRuns(tidyCtx, key, cj, plan.RequestRefusals)
+	// They follow the Jobs of the sync's view, with those its creates met.
+	jobs := slices.Concat(v.input.Jobs, met, v.input.Records)
+	runsWake, runsErr := c.followRuns(tidyCtx, v.runs, cj, jobs, plan.RequestRefusals)
 	if err := errors.Join(applyErr, c.tidy(tidyCtx, key, cj, plan, releases), leftOrFailed(tidyCtx, runsErr)); err != nil {
 		d, err := failed(err)
 		return sooner(d, runsWake), err
@@ -863,7 +869,9 @@ type syncView struct {
 	// counted are the missed runs the missed-run metric has counted for
 	// the CronJob: written's, or those a kept decision was counted against.
 	counted []cronv1.MissedRuns
-	input   planner.Input
+	// runs are the CronJobRuns naming the CronJob (the input's Requests).
+	runs  []*cronv1.CronJobRun
+	input planner.Input
 }
 
 // deferredStatus is a status decided but not stored yet, with the missed
@@ -955,6 +963,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if err != nil {
 		return nil, err
 	}
+	v.runs = runs
 	v.input = planner.Input{CronJob: cj, Jobs: jobs, Records: records, Now: c.clock.Now(), Written: &v.written, Calendars: c.calendarsOf(cj), CalendarCache: c.calendarCache,
 		Requests: requestsOf(runs)}
 	for _, ref := range cj.Status.Active {
@@ -1025,29 +1034,55 @@ func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJo
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and
-// those this process created that the cache does not show yet, less those
-// it deleted that the cache still shows. They are the caches' objects,
-// shared: read them, never change them.
+// those this process created that the cache does not show yet, each as the
+// deletes of this process leave it (afterDeletes). They are the caches'
+// objects, shared: read them, never change them.
 func (c *Controller) jobsOwnedBy(cj *cronv1.CronJob) ([]planner.Job, error) {
 	objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
 	if err != nil {
 		return nil, fmt.Errorf("listing Jobs of %s: %w", klog.KObj(cj), err)
 	}
 	jobs := make([]planner.Job, 0, len(objs))
+	cached := make(map[types.UID]bool, len(objs))
 	for _, o := range objs {
-		// A Job this process deleted is hidden only while the cache shows
-		// it live: one shown being deleted (its finalizer holds it) is as
-		// it is, and its finalizer still to be released.
-		if j, ok := o.(*slim.Job); ok && (!c.deletedJobs.Has(j.UID) || j.DeletionTimestamp != nil) {
-			jobs = append(jobs, j)
+		if j, ok := o.(*slim.Job); ok {
+			cached[j.UID] = true
+			if j, ok := c.afterDeletes(j); ok {
+				jobs = append(jobs, j)
+			}
 		}
 	}
 	for _, j := range c.createdJobs.OwnedBy(cj.UID) {
-		if !c.deletedJobs.Has(j.UID) && !slices.ContainsFunc(jobs, func(cached planner.Job) bool { return cached.GetUID() == j.UID }) {
+		if cached[j.UID] {
+			continue // the cache's form, newer or as new
+		}
+		if j, ok := c.afterDeletes(j); ok {
 			jobs = append(jobs, j)
 		}
 	}
 	return jobs, nil
+}
+
+// afterDeletes is j as the API server holds it after this process's
+// deletes, which the cache may not show yet: a Job it deleted that is shown
+// live is gone (ok false) if nothing held it (it lacked the run-record
+// finalizer, or this process released that since), and else being deleted.
+// The finalizer keeps that one until a stored status records its run, and
+// so must the view: a sync that starts from the stored status (a deferred
+// decision made again after a spec edit, or dropped) counts the runs it
+// does not record from their Jobs, a Job that Replace deleted among them.
+func (c *Controller) afterDeletes(j *slim.Job) (*slim.Job, bool) {
+	if j.DeletionTimestamp != nil {
+		return j, true
+	}
+	at, deleted := c.deletedJobs.At(j.UID)
+	switch {
+	case !deleted:
+		return j, true
+	case !job.HoldsRunRecord(j) || c.releasedJobs.Has(j.UID):
+		return nil, false
+	}
+	return j.Deleting(at), true
 }
 
 // recordsOf returns the Jobs a user detached from cj before its status
@@ -1073,8 +1108,8 @@ func (c *Controller) recordsOf(cj *cronv1.CronJob) ([]planner.Job, error) {
 // stands on its own. The rest of the plan is tidy's, after the creates, so
 // no run waits behind it. started says a Job was created; the error joins
 // the failures worth a retry, and a permanent one (noRetry) only when
-// nothing else failed.
-func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planner.Plan) (started bool, _ error) {
+// nothing else failed. met are the Jobs of cj its creates made or found.
+func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planner.Plan) (started bool, met []planner.Job, _ error) {
 	var errs []error
 	var scheduledBlocked bool
 	for _, d := range plan.Deletes {
@@ -1100,32 +1135,33 @@ func (c *Controller) apply(ctx context.Context, cj *cronv1.CronJob, plan *planne
 				continue
 			}
 		}
-		created, err := c.createJob(ctx, cj, create, plan)
+		j, created, err := c.createJob(ctx, cj, create, plan)
 		started = started || created
+		if j != nil {
+			met = append(met, j)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			scheduledBlocked = scheduledBlocked || !create.Manual
 		}
 	}
-	return started, errors.Join(errs...)
+	return started, met, errors.Join(errs...)
 }
 
 // createJob creates the Job of one planned run and reports the outcome to
 // plan. The Job's name is the run's lock: a Job of that name that cj
 // controls means the run started already, anyone else's means it never can.
-// created says a new Job was made.
-func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, create planner.Create, plan *planner.Plan) (created bool, _ error) {
+// met is the run's Job, made now (created) or found made; nil if none.
+func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, create planner.Create, plan *planner.Plan) (met *slim.Job, created bool, _ error) {
 	want := create.Job
 	// The cache first: a Job there means no call at all, and a foreign one
 	// no retry storm.
 	key := cache.MetaObjectToName(want)
 	if existing, ok := c.cachedJob(key); ok {
-		c.existingJob(ctx, cj, create, existing, plan)
-		return false, nil
+		return c.existingJob(ctx, cj, create, existing, plan), false, nil
 	}
 	if mine, ok := c.createdJobs.Get(key); ok {
-		c.existingJob(ctx, cj, create, mine, plan)
-		return false, nil
+		return c.existingJob(ctx, cj, create, mine, plan), false, nil
 	}
 	j, err := c.jobs.Create(ctx, want)
 	switch {
@@ -1140,38 +1176,39 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, create p
 		}
 		klog.FromContext(ctx).V(2).Info("Created Job", "job", klog.KObj(j), "for", create.What())
 		plan.Started(create, mine, true)
-		return true, nil
+		return mine, true, nil
 	case apierrors.IsAlreadyExists(err):
 		live, getErr := c.jobs.Get(ctx, want.Namespace, want.Name)
 		if getErr != nil {
 			plan.CreateFailed(create, err)
-			return false, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
+			return nil, false, fmt.Errorf("reading existing Job %s: %w", want.Name, getErr)
 		}
-		c.existingJob(ctx, cj, create, slim.NewJob(live), plan)
-		return false, nil
+		return c.existingJob(ctx, cj, create, slim.NewJob(live), plan), false, nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
 		// The namespace is going or gone, and the CronJob with it: retrying
 		// only adds load until its delete event arrives.
-		return false, noRetry{fmt.Errorf("creating Job %s: %w", want.Name, err)}
+		return nil, false, noRetry{fmt.Errorf("creating Job %s: %w", want.Name, err)}
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The template is at fault; only a new run or a new spec can help.
 		plan.NotStarted(create, planner.Rejected, err.Error())
-		return false, nil
+		return nil, false, nil
 	default:
 		c.failedCreates.Failed(key, cj.UID)
 		plan.CreateFailed(create, err)
-		return false, fmt.Errorf("creating Job %s for %s: %w", want.Name, create.What(), err)
+		return nil, false, fmt.Errorf("creating Job %s for %s: %w", want.Name, create.What(), err)
 	}
 }
 
-// existingJob handles a Job that already holds the name of a planned run.
-func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, create planner.Create, existing *slim.Job, plan *planner.Plan) {
+// existingJob handles a Job that already holds the name of a planned run,
+// and returns it if it is the run's (cj controls it), else nil.
+func (c *Controller) existingJob(ctx context.Context, cj *cronv1.CronJob, create planner.Create, existing *slim.Job, plan *planner.Plan) *slim.Job {
 	if !job.IsControlledBy(existing, string(cj.UID)) {
 		plan.NotStarted(create, planner.NameTaken, "")
-		return
+		return nil
 	}
 	klog.FromContext(ctx).V(2).Info("Job exists already", "job", klog.KObj(existing), "for", create.What())
 	plan.Started(create, existing, false)
+	return existing
 }
 
 // deleteOwnedJob deletes one Job of cj (only if it still has the planned UID)
@@ -1195,7 +1232,7 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 	err := c.jobs.Delete(ctx, cj.Namespace, d.Name, d.UID)
 	switch {
 	case err == nil:
-		c.forgetJob(cj.Namespace, d)
+		c.deletedJob(cj.Namespace, d)
 		metrics.JobsDeleted.WithLabelValues(string(d.Reason)).Inc()
 		plan.Deleted(d)
 		return nil
@@ -1217,11 +1254,27 @@ func (c *Controller) deleteOwnedJob(ctx context.Context, cj *cronv1.CronJob, d p
 	}
 }
 
-// forgetJob drops a deleted Job from this process's own writes, and hides
-// it from syncs until the cache drops it too.
+// forgetJob drops a Job found gone from this process's own writes, and
+// hides it from syncs until the cache drops it too.
 func (c *Controller) forgetJob(namespace string, d planner.Delete) {
 	c.createdJobs.Forget(cache.ObjectName{Namespace: namespace, Name: d.Name})
 	c.deletedJobs.Deleted(d.UID)
+}
+
+// deletedJob notes that this process deleted d's Job. One it created that
+// the cache does not show yet stays among its own writes while the
+// run-record finalizer holds it, being deleted (see afterDeletes): a create
+// of its name meets it, as the API server would.
+func (c *Controller) deletedJob(namespace string, d planner.Delete) {
+	key := cache.ObjectName{Namespace: namespace, Name: d.Name}
+	c.deletedJobs.Deleted(d.UID)
+	if mine, ok := c.createdJobs.Get(key); ok && mine.UID == d.UID {
+		if mine, ok := c.afterDeletes(mine); ok {
+			c.createdJobs.Wrote(mine)
+			return
+		}
+	}
+	c.createdJobs.Forget(key)
 }
 
 // writeStatus writes cj's status and remembers the result until the cache

@@ -26,7 +26,6 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
-	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // runsByCronJob indexes CronJobRuns by namespace/spec.cronJobName.
@@ -124,42 +123,23 @@ func requestsOf(runs []*cronv1.CronJobRun) []planner.Request {
 	return out
 }
 
-// followRuns writes the status of each CronJobRun naming the CronJob under
-// key (cj; nil when it is gone) from its Job, and deletes those past their
-// TTL; wake is when the next TTL ends (0: none). refusals are the plan's
-// (nil without one). A failed write is retried by the next sync, which the
-// error, the write's own event or the Job's next change brings.
-func (c *Controller) followRuns(ctx context.Context, key cache.ObjectName, cj *cronv1.CronJob, refusals map[string]planner.RequestRefusal) (wake time.Duration, _ error) {
-	runs, err := c.runsOf(key)
-	if err != nil || len(runs) == 0 {
-		return 0, err
+// followRuns writes the status of each of runs (the CronJobRuns naming the
+// CronJob cj, as the sync read them; cj nil when it is gone) from its Job,
+// and deletes those past their TTL; wake is when the next TTL ends (0:
+// none). jobs are what the sync knows of cj's Jobs: those of its view (a
+// Job it deleted among them while the run-record finalizer holds it), those
+// its creates met, and the records detached from cj; of two with one name
+// the later stands. So a CronJobRun's Job that exists is recorded as its
+// run, deleted or not, before its finalizer can go. refusals are the
+// plan's (nil without one). A failed write is retried by the next sync,
+// which the error, the write's own event or the Job's next change brings.
+func (c *Controller) followRuns(ctx context.Context, runs []*cronv1.CronJobRun, cj *cronv1.CronJob, jobs []planner.Job, refusals map[string]planner.RequestRefusal) (wake time.Duration, _ error) {
+	if len(runs) == 0 {
+		return 0, nil
 	}
-	byName := map[string]planner.Job{}
-	if cj != nil {
-		// Every Job of cj the cache or this process's creates show, those
-		// it is deleting too (Replace): a CronJobRun's Job that exists is
-		// recorded as its run, deleted or not, before its finalizer can go.
-		objs, err := c.jobIndexer.ByIndex(jobsByControllerUID, string(cj.UID))
-		if err != nil {
-			return 0, err
-		}
-		records, err := c.recordsOf(cj)
-		if err != nil {
-			return 0, err
-		}
-		for _, o := range objs {
-			if j, ok := o.(*slim.Job); ok {
-				byName[j.Name] = j
-			}
-		}
-		for _, j := range c.createdJobs.OwnedBy(cj.UID) {
-			if _, ok := byName[j.Name]; !ok {
-				byName[j.Name] = j
-			}
-		}
-		for _, j := range records {
-			byName[j.GetName()] = j
-		}
+	byName := make(map[string]planner.Job, len(jobs))
+	for _, j := range jobs {
+		byName[j.GetName()] = j
 	}
 	now := c.clock.Now()
 	var errs []error

@@ -328,3 +328,55 @@ func createLogOf(f *fixture) map[string]int {
 	}
 	return out
 }
+
+// The sync that starts a CronJobRun's Job writes the CronJobRun's status
+// naming it: the Jobs its creates made are among those its CronJobRuns
+// follow.
+func TestACronJobRunNamesItsJobInTheSyncThatStartsIt(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	c, _, _ := f.newRunController(ctx, run)
+	name := job.RequestName("cj", run.UID)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); !slices.Equal(got, []string{name}) {
+		t.Fatalf("created %q, want %s", got, name)
+	}
+	st := f.storedRun(ctx, "by-hand").Status
+	if st.JobName != name || st.Outcome != cronv1.OutcomeRunning || !meta.IsStatusConditionTrue(st.Conditions, cronv1.ConditionRunStarted) {
+		t.Errorf("CronJobRun status %+v, want Job %s, Running, Started True, written by the sync that started it", st, name)
+	}
+}
+
+// A CronJobRun follows its Job as the sync saw it: with the Job cache hung
+// since before the Job's create (and this process's own write of it
+// expired), the sync reads the active Job live, and the CronJobRun stays
+// Running rather than taking its Job for gone.
+func TestACronJobRunFollowsTheJobItsSyncReadLive(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	c, _, cronFactory := f.newRunController(ctx, run)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := job.RequestName("cj", run.UID)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	f.recacheRuns(ctx, cronFactory)
+	cj, _ := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if len(cj.Status.Active) != 1 || cj.Status.Active[0].Name != name {
+		t.Fatalf("CronJob active %v, want %s", cj.Status.Active, name)
+	}
+	cacheCronJob(t, cronFactory, cj)
+	f.clock.Step(2 * ownWritesTTL)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.storedRun(ctx, "by-hand").Status; st.JobName != name || st.Outcome != cronv1.OutcomeRunning {
+		t.Errorf("CronJobRun status %+v, want Job %s still Running", st, name)
+	}
+}

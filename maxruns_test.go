@@ -130,3 +130,61 @@ func TestWithoutMaxRunsABurstStillDefersTheStatusWrite(t *testing.T) {
 		t.Errorf("%d status writes, want the write deferred", n)
 	}
 }
+
+// The count is exact without maxRuns too, whose status writes a burst
+// defers. Under Replace, the run before's Job is deleted by the next run's
+// sync; both syncs' statuses are deferred. A spec edit then sends the next
+// sync back to the stored status, as does any decision dropped. The
+// replaced Job is still there, being deleted: its run-record finalizer
+// holds it until a stored status records its run. That sync counts both
+// runs, once each, and releases the replaced Job once its status is
+// stored, whether the Job cache showed the replaced Job (hourly) or only
+// this process's own writes did (every minute, within the own-writes
+// window).
+func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name, schedule string
+		first, next    time.Time
+		cached         bool
+	}{
+		{"the Job cache shows the replaced Job", "0 * * * *", at(5 * time.Second), at(time.Hour + 5*time.Second), true},
+		{"only own writes show the replaced Job", "* * * * *", at(time.Second), at(time.Minute + 500*time.Millisecond), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t, tc.first)
+			f.cronJob = newCronJob(withSchedule(tc.schedule), lastScheduled(tc.first.Truncate(time.Minute).Add(-time.Minute)),
+				policy(cronv1.ReplaceConcurrent), func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = 4 })
+			c, kubeFactory, cronFactory := f.newController(ctx)
+			honourFinalizers(f.kubeclient, f.clock)
+			key := cache.MetaObjectToName(f.cronJob)
+			replaced, last := tc.first.Truncate(time.Minute), tc.next.Truncate(time.Minute)
+
+			syncInABurst(t, ctx, c, key)
+			if tc.cached {
+				cacheJob(t, kubeFactory, liveJob(t, ctx, f, jobName(replaced)))
+			}
+			f.clock.SetTime(tc.next)
+			syncInABurst(t, ctx, c, key)
+			if got := created(f); !slices.Equal(got, []string{jobName(replaced), jobName(last)}) {
+				t.Fatalf("created %q, want the runs of %s and %s", got, replaced.Format(time.TimeOnly), last.Format(time.TimeOnly))
+			}
+			if j := liveJob(t, ctx, f, jobName(replaced)); j == nil || j.DeletionTimestamp == nil {
+				t.Fatalf("the replaced Job: %v, want it deleted and held by its finalizer", j)
+			}
+			if n := f.statusWrites(); n != 0 {
+				t.Fatalf("%d status writes, want both deferred", n)
+			}
+
+			cacheEdit(t, cronFactory, f.cronJob, func(cj *cronv1.CronJob) { cj.Spec.JobTemplate.Labels = map[string]string{"app": "hello", "tier": "2"} })
+			f.clock.Step(100 * time.Millisecond)
+			w := syncWantStatus(t, ctx, f, c, key)
+			if lst := w.Status.LastScheduleTime; lst == nil || !lst.Time.Equal(last) || w.Status.ScheduledRunCount != 6 {
+				t.Errorf("lastScheduleTime %v, scheduledRunCount %d; want %s and 6 (4, then the two runs)", lst, w.Status.ScheduledRunCount, last.Format(time.TimeOnly))
+			}
+			if j := liveJob(t, ctx, f, jobName(replaced)); j != nil {
+				t.Errorf("the replaced Job is still held (finalizers %v) after the status write that records its run", j.Finalizers)
+			}
+		})
+	}
+}

@@ -16,7 +16,8 @@ type Deletes struct {
 	clock clock.PassiveClock
 	ttl   time.Duration
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// uids holds when each object was deleted.
 	uids    map[types.UID]time.Time
 	records int
 }
@@ -34,18 +35,28 @@ func (d *Deletes) Deleted(uid types.UID) {
 	// A sweep costs every entry held: once per sweepEvery records, not at
 	// each, or a burst of N releases awaiting their echoes costs N².
 	if d.records++; d.records%sweepEvery == 0 {
-		maps.DeleteFunc(d.uids, func(_ types.UID, expires time.Time) bool { return !expires.After(now) })
+		maps.DeleteFunc(d.uids, func(_ types.UID, at time.Time) bool { return !at.Add(d.ttl).After(now) })
 	}
-	d.uids[uid] = now.Add(d.ttl)
+	d.uids[uid] = now
 }
 
 // Has reports whether this process deleted the object with uid and the
 // cache may still show it.
 func (d *Deletes) Has(uid types.UID) bool {
+	_, ok := d.At(uid)
+	return ok
+}
+
+// At is when this process deleted the object with uid, while the cache
+// may still show it; false otherwise.
+func (d *Deletes) At(uid types.UID) (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	expires, ok := d.uids[uid]
-	return ok && d.clock.Now().Before(expires)
+	at, ok := d.uids[uid]
+	if !ok || !d.clock.Now().Before(at.Add(d.ttl)) {
+		return time.Time{}, false
+	}
+	return at, true
 }
 
 // Forget drops uid, once the cache has seen the object go.

@@ -44,13 +44,20 @@ func TestDeletes(t *testing.T) {
 	if !d.Has("a") || d.Has("b") {
 		t.Error("Has does not answer for what was deleted")
 	}
+	clk.Step(time.Second)
+	if at, ok := d.At("a"); !ok || !at.Equal(time.Unix(0, 0)) {
+		t.Errorf("At(a) = %v, %v; want when it was deleted", at, ok)
+	}
+	if _, ok := d.At("b"); ok {
+		t.Error("At answers for what was never deleted")
+	}
 	d.Forget("a")
 	if d.Has("a") {
 		t.Error("a forgotten delete is still held")
 	}
 	d.Deleted("a")
 	clk.Step(time.Minute)
-	if d.Has("a") {
+	if _, ok := d.At("a"); d.Has("a") || ok {
 		t.Error("a delete outlived its TTL")
 	}
 	for i := range sweepEvery {

@@ -12,10 +12,13 @@ package planner
 // a run after the status's lastScheduleTime (a status write lost, deferred
 // and dropped, a restart, a failover: countUnrecorded). The run-record
 // finalizer keeps every such Job until a stored status records its run,
-// that is, until a stored lastScheduleTime reaches its time, so whatever
-// status a sync starts from, the Jobs of the runs that status does not
-// count are there to be counted, each once: the count is exact, with no
-// bound such as the run history's.
+// that is, until a stored lastScheduleTime reaches its time, and a sync's
+// view shows a Job the controller deleted itself (Replace) as the
+// finalizer keeps it, being deleted, not as gone; so whatever status a
+// sync starts from (a deferred decision made again from the stored status
+// after an edit), the Jobs of the runs that status does not count are
+// there to be counted, each once: the count is exact, with no bound such
+// as the run history's.
 //
 // Once the count reaches spec.maxRuns the schedule ends at the last run
 // started, as the active window ends at notAfter (window.go): later times

@@ -181,6 +181,15 @@ func (s *Job) RunNow() (key, after string, seq int64, ok bool) {
 	return s.runNowKey, s.runNowAfter, s.runNowSeq, s.hasRunNow
 }
 
+// Deleting returns s as the API server holds it once deleted at t while a
+// finalizer keeps it: being deleted. The copy shares the rest of s; read
+// it, never change it.
+func (s *Job) Deleting(t time.Time) *Job {
+	d := *s
+	d.DeletionTimestamp = &metav1.Time{Time: t}
+	return &d
+}
+
 // Manual reports whether the Job was started by hand (run-now).
 func (s *Job) Manual() bool { return s.manual }
 

@@ -287,3 +287,21 @@ func TestCronJobHasFailurePolicy(t *testing.T) {
 		t.Error("no HasFailurePolicy with spec.failurePolicy set")
 	}
 }
+
+// Deleting is the Job as a delete its finalizer holds up leaves it: being
+// deleted since then, the rest as it was; the Job it was made from is not
+// changed.
+func TestJobDeletingIsTheJobBeingDeleted(t *testing.T) {
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	j := NewJob(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "job-uid", ResourceVersion: "7", Finalizers: []string{job.RunRecordFinalizer}}})
+	d := j.Deleting(at.Add(time.Hour))
+	if d.DeletionTimestamp == nil || !d.DeletionTimestamp.Time.Equal(at.Add(time.Hour)) {
+		t.Errorf("deletionTimestamp %v, want 11:00", d.DeletionTimestamp)
+	}
+	if d.Name != "j" || d.UID != "job-uid" || d.ResourceVersion != "7" || !job.HoldsRunRecord(d) {
+		t.Errorf("the copy lost what it was: %+v", d.ObjectMeta)
+	}
+	if j.DeletionTimestamp != nil {
+		t.Error("the Job the copy was made from is being deleted too")
+	}
+}
