@@ -24,7 +24,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 
-.PHONY: all build image release test fuzz alert-rules prometheusrule chart model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-sustained clean
+.PHONY: all build image release test fuzz alert-rules prometheusrule chart model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-sustained bench-whole-run clean
 
 all: build
 
@@ -205,6 +205,7 @@ BENCH_COUNT  ?= 6
 STATUS_WRITES_N ?= 1000
 SUSTAINED_N  ?= 10000
 SUSTAINED_MINUTES ?= 5
+WHOLE_RUN_N  ?= 2000
 
 ## bench: Go benchmarks (sync handler, a firing and its encoding, schedule arithmetic,
 ## cache forms, own-writes records, a scrape of the
@@ -213,13 +214,14 @@ SUSTAINED_MINUTES ?= 5
 ## benchmark against kube-controller-manager on the embedded control plane
 ## and the memory benchmark (LOAD_MEMORY CronJobs,Jobs cached), then the
 ## skew plot (docs/skew.png): about 90 minutes on a 2-core machine; then
-## bench-status-writes and bench-sustained (their times in docs/benchmarks.md).
+## bench-status-writes, bench-sustained and bench-whole-run (their times in
+## docs/benchmarks.md).
 bench: cluster-binaries
 	@mkdir -p _output/profiles
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) . ./pkg/schedule ./pkg/slim ./pkg/metrics ./pkg/ownwrites | tee _output/gobench.txt
 	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -memory $(LOAD_MEMORY) -profile _output/profiles -json _output/loadbench.json | tee _output/loadbench.md
 	cd hack/skewplot && go run . -in $(CURDIR)/_output/loadbench.json -out $(CURDIR)/docs/skew.png
-	$(MAKE) bench-status-writes bench-status-shapes bench-sustained
+	$(MAKE) bench-status-writes bench-status-shapes bench-sustained bench-whole-run
 
 ## bench-status-writes: what one CronJob status write costs kube-apiserver and
 ## etcd, per way of sending it (PUT, merge patch, JSON patch, apply), with and
@@ -242,6 +244,15 @@ bench-status-shapes: cluster-binaries
 ## row a minute (Jobs, statuses, finalizers held, missing, twice).
 bench-sustained: cluster-binaries
 	go run ./hack/loadbench -n $(SUSTAINED_N) -sustained $(SUSTAINED_MINUTES) -variants 'this controller, defaults|kube-controller-manager, QPS' | tee _output/sustained.md
+
+## bench-whole-run: what a whole run costs kube-apiserver and etcd, WHOLE_RUN_N
+## CronJobs firing once, their Jobs running to completion on the simulated node
+## (the Job controller on) and pruned by history limits of 0: CPU per run over
+## the first two minutes and until every Job is gone, the writes per run by
+## resource and verb, this controller and kube-controller-manager at QPS 500,
+## LOAD_REPEATS runs each, taking turns.
+bench-whole-run: cluster-binaries
+	go run ./hack/loadbench -whole-run -n $(WHOLE_RUN_N) -repeats $(LOAD_REPEATS) -json _output/wholerun.json | tee _output/wholerun.md
 
 clean:
 	rm -rf _output

@@ -192,8 +192,15 @@ func main() {
 	statusN := flag.Int("status-writes", 0, "instead of the load runs: the status-write benchmark (statuswrites.go) on this many CronJobs, -repeats rounds")
 	statusCEL := flag.String("status-writes-cel", "both", "the status-write benchmark's CRD: its CEL rules on, off, or both")
 	flag.StringVar(&apiserverFeatureGates, "apiserver-feature-gates", "", "kube-apiserver's --feature-gates on the benchmarks' control plane, e.g. CBORServingAndStorage=true")
+	flag.BoolVar(&wholeRun, "whole-run", false, "instead of the load runs: the whole-run benchmark (wholerun.go), what a run costs kube-apiserver and etcd from its firing until its Job, run to completion on the simulated node, is pruned; -n defaults to 2000, -variants to '"+wholeRunVariants+"', -lead to 75s")
 	shapesN := flag.Int("status-shapes", 0, "instead of the load runs: the status-shape benchmark (statusshapes.go) on this many CronJobs of each shape, -repeats rounds")
 	flag.Parse()
+	if wholeRun {
+		if err := wholeRunDefaults(ns, only); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(2)
+		}
+	}
 	if *shapesN > 0 {
 		if err := statusShapes(*shapesN, *repeats); err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -353,6 +360,9 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		}
 		return sustainedRuns(ctx, cluster, kube, cron, variants, ns, sustainedMinutes)
 	}
+	if wholeRun {
+		return wholeRuns(ctx, cluster, kube, cron, variants, counts, repeats, jsonOut)
+	}
 
 	var all []result
 	defer func() {
@@ -446,15 +456,20 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 
 // startPlane starts the embedded control plane the benchmarks run on. It
 // has no job controller: nothing but the controller under test writes Jobs,
-// so the API server's counters are its requests. stop stops it and removes
-// its files.
+// so the API server's counters are its requests. The whole-run benchmark's
+// plane has one (wholeRunPlane), since its Jobs run. stop stops it and
+// removes its files.
 func startPlane(ctx context.Context, bins localcluster.Binaries) (cluster *localcluster.Cluster, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return nil, nil, err
 	}
-	cluster, err = localcluster.Start(ctx, localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount",
-		FeatureGates: apiserverFeatureGates})
+	cfg := localcluster.Config{Binaries: bins, Dir: dir, Progress: os.Stderr, Controllers: "garbagecollector,nodelifecycle,namespace,serviceaccount",
+		FeatureGates: apiserverFeatureGates}
+	if wholeRun {
+		wholeRunPlane(&cfg)
+	}
+	cluster, err = localcluster.Start(ctx, cfg)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err
@@ -836,17 +851,31 @@ func releaseLeftovers(kube kubernetes.Interface, ns string) {
 	}
 }
 
-// createCronJobs creates n CronJobs due at due alone and returns those of
-// this controller's kind as created (none for builtin).
+// createCronJobs creates n CronJobs on schedule whose Jobs are created
+// suspended (no pod runs), and returns those of this controller's kind as
+// created (none for builtin).
 func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool, schedule string) ([]*cronv1.CronJob, error) {
-	utc := "Etc/UTC"
-	tmpl := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+	return createCronJobsOf(ctx, kube, cron, ns, n, builtin, schedule, cronJobForm{template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 		Suspend: ptr.To(true),
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
 		}},
-	}}
+	}}})
+}
+
+// cronJobForm is what the CronJobs' Jobs are and how many finished Jobs
+// each CronJob keeps (nil: the kind's default).
+type cronJobForm struct {
+	template                     batchv1.JobTemplateSpec
+	successfulLimit, failedLimit *int32
+}
+
+// createCronJobsOf creates n CronJobs on schedule, of form, and returns
+// those of this controller's kind as created (none for builtin).
+func createCronJobsOf(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, n int, builtin bool, schedule string, form cronJobForm) ([]*cronv1.CronJob, error) {
+	utc := "Etc/UTC"
+	tmpl := form.template
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var created []*cronv1.CronJob
@@ -861,13 +890,15 @@ func createCronJobs(ctx context.Context, kube kubernetes.Interface, cron clients
 			if builtin {
 				_, err = kube.BatchV1().CronJobs(ns).Create(ctx, &batchv1.CronJob{
 					ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec:       batchv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To(utc), JobTemplate: tmpl},
+					Spec: batchv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To(utc), JobTemplate: tmpl,
+						SuccessfulJobsHistoryLimit: form.successfulLimit, FailedJobsHistoryLimit: form.failedLimit},
 				}, metav1.CreateOptions{})
 			} else {
 				var made *cronv1.CronJob
 				made, err = cron.BatchV1().CronJobs(ns).Create(ctx, &cronv1.CronJob{
 					ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec:       cronv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To(utc), JobTemplate: tmpl},
+					Spec: cronv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To(utc), JobTemplate: tmpl,
+						SuccessfulJobsHistoryLimit: form.successfulLimit, FailedJobsHistoryLimit: form.failedLimit},
 				}, metav1.CreateOptions{})
 				if err == nil {
 					mu.Lock()
@@ -928,6 +959,12 @@ func latestStartSecond(n int) int {
 // settled waits until the request counters on cronjobs and jobs stop
 // moving for three seconds (or until deadline) and returns the metrics then.
 func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.Time) (string, error) {
+	return settledBy(ctx, cluster, deadline, func(a, b string) bool { return requests(a) == requests(b) })
+}
+
+// settledBy waits until same holds of the metrics a second apart three
+// times in a row (or until deadline) and returns the metrics then.
+func settledBy(ctx context.Context, cluster *localcluster.Cluster, deadline time.Time, same func(before, now string) bool) (string, error) {
 	last, err := cluster.APIServerMetrics(ctx)
 	if err != nil {
 		return "", err
@@ -939,7 +976,7 @@ func settled(ctx context.Context, cluster *localcluster.Cluster, deadline time.T
 		if err != nil {
 			return "", err
 		}
-		if requests(now) == requests(last) {
+		if same(last, now) {
 			quiet++
 		} else {
 			quiet = 0

@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -51,7 +52,18 @@ type Config struct {
 	// FeatureGates is kube-apiserver's --feature-gates, e.g.
 	// "ShardedListAndWatch=true"; empty leaves the defaults.
 	FeatureGates string
+	// ControllerManagerFlags are added to kube-controller-manager's command
+	// line, e.g. --kube-api-qps=500 for a benchmark whose Job controller
+	// must not be held back by its client.
+	ControllerManagerFlags []string
+	// NodePods is how many pods the simulated node takes (its capacity and
+	// allocatable pods); 0 means DefaultNodePods.
+	NodePods int
 }
+
+// DefaultNodePods is the simulated node's pod capacity unless
+// Config.NodePods says otherwise.
+const DefaultNodePods = 1000
 
 // DefaultControllers are the kube-controller-manager controllers this
 // product does not replace: never cronjob. (The end-to-end tests add it, to
@@ -264,15 +276,15 @@ func (c *Cluster) startControllers() error {
 	if controllers == "" {
 		controllers = DefaultControllers
 	}
-	if err := c.start("kube-controller-manager", c.cfg.Binaries.ControllerManager,
-		"--kubeconfig="+c.Kubeconfig,
-		"--controllers="+controllers,
+	if err := c.start("kube-controller-manager", c.cfg.Binaries.ControllerManager, append([]string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--controllers=" + controllers,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
-		"--service-account-private-key-file="+c.pki("sa.key"),
+		"--service-account-private-key-file=" + c.pki("sa.key"),
 		"--v=1",
-	); err != nil {
+	}, c.cfg.ControllerManagerFlags...)...); err != nil {
 		return err
 	}
 	if err := c.start("kube-scheduler", c.cfg.Binaries.Scheduler,
@@ -340,6 +352,7 @@ func (c *Cluster) registerNode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pods := resource.MustParse(strconv.Itoa(cmp.Or(c.cfg.NodePods, DefaultNodePods)))
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        NodeName,
@@ -347,8 +360,8 @@ func (c *Cluster) registerNode(ctx context.Context) error {
 			Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
 		},
 		Status: corev1.NodeStatus{
-			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000")},
-			Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000")},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: pods},
+			Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: pods},
 		},
 	}
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
