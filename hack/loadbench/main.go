@@ -76,7 +76,10 @@ type result struct {
 	OutsideSkews []float64 `json:"outsideSkews,omitempty"`
 	// RecordedBy58 is how many statuses record the firing 58 s after the
 	// minute (a controller's run; -1 if the count failed).
-	RecordedBy58 int     `json:"recordedBy58"`
+	RecordedBy58 int `json:"recordedBy58"`
+	// BusyAtMinute: the API server still served requests on cronjobs or
+	// jobs up to the minute; the firing met the controller's earlier work.
+	BusyAtMinute bool    `json:"busyAtMinute"`
 	Missing      int     `json:"missing"`
 	Duplicates   int     `json:"duplicates"`
 	CPUSeconds   float64 `json:"cpuSeconds"`
@@ -412,8 +415,8 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if watcher == "kubectl" {
 					outside = fmt.Sprintf(" (kubectl's watch: p99 %.2f s, %d Jobs)", r.OutsideP99, len(r.OutsideSkews))
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s; statuses recording the firing by +58 s: %d\n",
-					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds, r.RecordedBy58)
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s; statuses recording the firing by +58 s: %d; busy at the minute: %v\n",
+					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds, r.RecordedBy58, r.BusyAtMinute)
 				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
@@ -633,6 +636,10 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	if err != nil {
 		return r, err
 	}
+	// settled gives up a second before its deadline: a return that late
+	// means the requests never stopped, so the controller was still busy
+	// (its first syncs of the new CronJobs) when the minute came.
+	r.BusyAtMinute = time.Until(due) < 3500*time.Millisecond
 	cpuBefore := cpuSeconds(proc)
 	serverCPU := func() float64 { return cpuOf(cluster.Pid("kube-apiserver"), cluster.Pid("etcd")) }
 	serverBefore := serverCPU()
