@@ -1110,6 +1110,15 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[max(i, 0)]
 }
 
+// middle is the median of sorted xs: of an even count, the mean of the two
+// in the middle (of two runs, not the larger).
+func middle(xs []float64) float64 {
+	if len(xs)%2 == 0 {
+		return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
 // medians takes the median of each figure over the runs.
 func medians(runs []result) result {
 	med := func(get func(result) float64) float64 {
@@ -1118,7 +1127,7 @@ func medians(runs []result) result {
 			xs = append(xs, get(r))
 		}
 		slices.Sort(xs)
-		return xs[len(xs)/2]
+		return middle(xs)
 	}
 	return result{
 		P50:               med(func(r result) float64 { return r.P50 }),

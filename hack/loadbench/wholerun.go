@@ -595,7 +595,7 @@ func printWholeTables(variants []variant, runs [][]wholeResult, n int) {
 			}
 			return cmp.Compare(a, b)
 		})
-		return xs[len(xs)/2]
+		return middle(xs)
 	}
 	perRun := func(m map[string]float64, keep func(string) bool) float64 {
 		var sum float64
