@@ -1629,3 +1629,34 @@ func TestATrialWhoseStatusWasLostStaysTheTrialWhenResumeAfterIsLengthened(t *tes
 		t.Errorf("after the trial failed: failureStreak %+v, want reopened as of 12:10, pauses 2", fs)
 	}
 }
+
+// Probe: a trial deleted by hand while running is let go, and the next
+// trial starts; that sync's status is lost. The deleted trial then shows
+// failed while its finalizer still holds it: from the stored status that
+// names it, its failure reopens the pause as of its finish, after the
+// second trial started, and the second trial, still live, goes unnamed: a
+// third starts while it runs.
+func TestProbeADeletedTrialThatFailsLaterLeavesNoSecondTrialUnnamed(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p0 := Decide(Input{CronJob: cj, Now: at(time.Second)})
+	made := startAll(p0)
+	if len(made) != 1 {
+		t.Fatalf("10:00: made %d", len(made))
+	}
+	t1 := holding(made[0])
+	t1.DeletionTimestamp = &metav1.Time{Time: at(30 * time.Minute)}
+	p1 := Decide(Input{CronJob: withStatus(cj, p0.Status), Jobs: []Job{t1}, Now: at(time.Hour + time.Second)})
+	made1 := startAll(p1)
+	if len(made1) != 1 || !p1.Creates[0].Trial {
+		t.Fatalf("11:00: creates %+v, want the next trial", p1.Creates)
+	}
+	t2 := holding(made1[0])
+	// p1's status is lost. T1 now shows failed, still held.
+	t1.finished, t1.failedAt = batchv1.JobFailed, &metav1.Time{Time: at(time.Hour + 30*time.Minute)}
+	p2 := Decide(Input{CronJob: withStatus(cj, p0.Status), Jobs: []Job{t1, t2}, Now: at(time.Hour + 40*time.Minute)})
+	t.Logf("11:40: failureStreak %+v", p2.Status.FailureStreak)
+	p3 := Decide(Input{CronJob: withStatus(cj, p2.Status), Jobs: []Job{t1, t2}, Now: at(3*time.Hour + time.Second)})
+	if len(p3.Creates) != 0 {
+		t.Errorf("13:00: creates %v (failureStreak %+v); want none while the 11:00 trial %s runs", createdTimes(p3), p3.Status.FailureStreak, t2.Name)
+	}
+}
