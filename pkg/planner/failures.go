@@ -215,12 +215,13 @@ func (p *Plan) controls(j Job) bool {
 
 // outcomeAwaited reports whether j, a Job the sync sees, is one of the
 // CronJob's whose outcome may still come: controlled, and not going away
-// unfinished (deleted by hand, held by a finalizer), whose outcome
-// reconcileActive gives up on. Only such a Job can be the trial: one going
-// away gives no verdict, and taken for the trial it would hide the trial
-// started after it.
+// (deleted, held by a finalizer), whose outcome reconcileActive gives up
+// on. Only such a Job can be the trial: one going away gives no verdict,
+// even if it shows finished later (a status written to a Job being
+// deleted), and taken for the trial it would hide the trial started after
+// it. A trial's failure seen before its deletion was counted then.
 func (p *Plan) outcomeAwaited(j Job) bool {
-	return p.controls(j) && (j.GetDeletionTimestamp() == nil || j.Finished() != "")
+	return p.controls(j) && j.GetDeletionTimestamp() == nil
 }
 
 // countOutcome applies the outcome of one finished run.

@@ -1630,13 +1630,13 @@ func TestATrialWhoseStatusWasLostStaysTheTrialWhenResumeAfterIsLengthened(t *tes
 	}
 }
 
-// Probe: a trial deleted by hand while running is let go, and the next
-// trial starts; that sync's status is lost. The deleted trial then shows
-// failed while its finalizer still holds it: from the stored status that
-// names it, its failure reopens the pause as of its finish, after the
-// second trial started, and the second trial, still live, goes unnamed: a
-// third starts while it runs.
-func TestProbeADeletedTrialThatFailsLaterLeavesNoSecondTrialUnnamed(t *testing.T) {
+// A trial deleted by hand while running is let go, and the next trial
+// starts; that sync's status is lost. The deleted trial then shows failed
+// while its finalizer still holds it (the Job controller, or anyone, may
+// write a status to a Job being deleted): it is still no verdict and not
+// the trial, so the second trial, still live, is found again and no third
+// starts. (Found by an adversarial probe read.)
+func TestATrialDeletedByHandThatFailsLaterHidesNoLaterTrial(t *testing.T) {
 	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 30*time.Minute, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
 	p0 := Decide(Input{CronJob: cj, Now: at(time.Second)})
 	made := startAll(p0)
