@@ -607,17 +607,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		return r, err
 	}
 
-	// A watch the API server ends is resumed from the last version seen, so
-	// no Job goes unseen.
-	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return r, err
-	}
-	w, err := toolswatch.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
-		},
-	})
+	w, err := watchJobs(ctx, kube, ns)
 	if err != nil {
 		return r, err
 	}
@@ -793,6 +783,20 @@ collect:
 	r.WritesPerFiring = (a.writes - b.writes) / float64(n)
 	r.Lists = a.lists - b.lists
 	return r, nil
+}
+
+// watchJobs watches the Jobs of ns from now on; a watch the API server ends
+// is resumed from the last version seen, so no Job goes unseen.
+func watchJobs(ctx context.Context, kube kubernetes.Interface, ns string) (*toolswatch.RetryWatcher, error) {
+	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return toolswatch.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
+		},
+	})
 }
 
 // watchLikeAController starts informers of Jobs through kube and of

@@ -27,8 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	toolswatch "k8s.io/client-go/tools/watch"
 
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
@@ -69,15 +67,7 @@ func sustained(ctx context.Context, cluster *localcluster.Cluster, kube kubernet
 	}
 	var mu sync.Mutex
 	seen := map[string]seenJob{}
-	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return false, err
-	}
-	w, err := toolswatch.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
-		},
-	})
+	w, err := watchJobs(ctx, kube, ns)
 	if err != nil {
 		return false, err
 	}

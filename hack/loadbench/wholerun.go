@@ -44,8 +44,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	toolswatch "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
@@ -246,15 +244,7 @@ func wholeRunOnce(ctx context.Context, cluster *localcluster.Cluster, kube kuber
 		return r, fmt.Errorf("creating %d CronJobs took too long to leave %v before %v: %w", n, lead, due, errLate)
 	}
 
-	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return r, err
-	}
-	w, err := toolswatch.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
-		},
-	})
+	w, err := watchJobs(ctx, kube, ns)
 	if err != nil {
 		return r, err
 	}
