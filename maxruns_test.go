@@ -80,6 +80,49 @@ func TestMaxRunsCountsARunOnceThroughALostStatusWrite(t *testing.T) {
 	}
 }
 
+// maxRuns 2. The 10:00 run's status write is refused and the controller
+// crashes before retrying it; the next leader's Job cache lacks the 10:00
+// Job (a hung watch, past the own-writes window). At 11:00 it must not
+// take 10:00 for a missed run and 11:00 for the first: before it settles a
+// time as not run it looks up that time's Job on the API server, finds
+// the 10:00 Job, counts it, starts 11:00 as the last run, and at 12:00
+// starts nothing.
+func TestMaxRunsCountsARunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+
+	f.clock.SetTime(at(time.Hour + 5*time.Second))
+	c, kubeFactory, _ := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
+		t.Fatalf("11:00: created %q, want the 11:00 run", got)
+	}
+	wantMaxRunsReached(t, w.Status, 2)
+	if n := missedCount(w.Status, cronv1.MissedSuperseded); n != 0 {
+		t.Errorf("11:00: %d runs counted superseded, want none: the 10:00 run started", n)
+	}
+
+	f.clock.SetTime(at(2*time.Hour + 5*time.Second))
+	c, kubeFactory, _ = restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
+	if got := created(f); len(got) != 0 {
+		t.Errorf("12:00: created %q, want none: maxRuns 2 was reached", got)
+	}
+}
+
 // The status write that counts a run of a CronJob with maxRuns is never
 // deferred behind a burst: deferred, a crash would leave the run's Job its
 // only record, and a next leader whose Job cache missed the Job (a hung
