@@ -729,6 +729,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return 0, errors.Join(c.releaseOrphans(ctx, key), err)
 	}
 	plan := planner.Decide(v.input)
+	if len(plan.NotRun) > 0 {
+		found, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
+		if err != nil {
+			return 0, err
+		}
+		if len(found) > 0 {
+			v.input.Jobs = append(slices.Clip(v.input.Jobs), found...)
+			plan = planner.Decide(v.input)
+		}
+	}
 	// The plan's wait counts from the moment it was decided; the requests
 	// that follow may take seconds (client-go waits out a 429's Retry-After
 	// inside the call), and the next run must not wake that much later.
@@ -1031,6 +1041,32 @@ func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJo
 		}
 	}
 	return jobs, nil
+}
+
+// lookUpNotRun reads from the API server the Jobs of the times a plan
+// settles as not run (planner.Plan.NotRun) and returns those of cj's that
+// exist: runs that started, which the view lacked. Like a lost create's
+// Job, each is remembered as an own write for the window, so the syncs
+// after this one see it too. A lookup that fails fails the sync: settling
+// a started run as not run would let maxRuns start one run too many.
+func (c *Controller) lookUpNotRun(ctx context.Context, cj *cronv1.CronJob, times []time.Time) ([]planner.Job, error) {
+	var found []planner.Job
+	for _, t := range times {
+		name := job.Name(cj.Name, t)
+		live, err := c.jobs.Get(ctx, cj.Namespace, name)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("looking up Job %s before counting its run as not started: %w", name, err)
+		default:
+			if mine := slim.NewJob(live); job.IsControlledBy(mine, string(cj.UID)) {
+				klog.FromContext(ctx).V(2).Info("Found a run's Job the caches lack", "job", klog.KObj(mine))
+				c.createdJobs.Wrote(mine)
+				found = append(found, mine)
+			}
+		}
+	}
+	return found, nil
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and

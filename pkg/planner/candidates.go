@@ -145,6 +145,8 @@ type olderRuns struct {
 	// whatever their deadline, counted per reason in heldBy.
 	held   int64
 	heldBy []heldTally
+	// times are the runs walked, newest first.
+	times []time.Time
 }
 
 // heldTally counts the older runs held for one reason, the latest at
@@ -165,6 +167,7 @@ func (c *candidates) older(tooLate func(time.Time) bool, hold func(time.Time) st
 			break
 		}
 		o.n++
+		o.times = append(o.times, t)
 		if hold != nil {
 			if reason := hold(t); reason != "" {
 				i := slices.IndexFunc(o.heldBy, func(h heldTally) bool { return h.reason == reason })

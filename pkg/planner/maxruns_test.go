@@ -378,3 +378,32 @@ func TestASkippedTimeCostsNoRunOfMaxRuns(t *testing.T) {
 		t.Errorf("creates %v, missed %v; want %v and 09:00 counted Skipped", got, missedOf(p.Status), want)
 	}
 }
+
+// A CronJob with maxRuns settles no time as not run without naming it in
+// NotRun, for the controller to look its Job up first; one without maxRuns
+// names none, and a time whose Job is in view is never named.
+func TestNotRunNamesTheTimesSettledWithoutAJobOnlyUnderMaxRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cj   *cronv1.CronJob
+		jobs []*fakeJob
+		want []time.Time
+	}{
+		{name: "maxRuns, two times passed over",
+			cj:   cronJob(sched("*/10 * * * *"), maxRuns(5), last(ten)),
+			want: []time.Time{at(20 * time.Minute), at(10 * time.Minute)}},
+		{name: "no maxRuns",
+			cj: cronJob(sched("*/10 * * * *"), last(ten))},
+		{name: "maxRuns, the 10:10 Job in view",
+			cj:   cronJob(sched("*/10 * * * *"), maxRuns(5), last(ten)),
+			jobs: []*fakeJob{runOf(at(10*time.Minute), "")},
+			want: []time.Time{at(20 * time.Minute)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(Input{CronJob: tc.cj, Jobs: asJobs(tc.jobs), Now: at(30*time.Minute + time.Second)})
+			if !slices.EqualFunc(p.NotRun, tc.want, time.Time.Equal) {
+				t.Errorf("NotRun %v, want %v", fmtTimes(p.NotRun), fmtTimes(tc.want))
+			}
+		})
+	}
+}

@@ -264,6 +264,15 @@ type Plan struct {
 	// RequestRefusals are the CronJobRuns whose Job was refused for good
 	// while the plan was carried out, by name.
 	RequestRefusals map[string]RequestRefusal
+	// NotRun are the scheduled times of a CronJob with spec.maxRuns that
+	// this plan settles as not run (missed, superseded, held) although
+	// the view cannot rule out their Jobs, at most schedule.ManyMissed+1.
+	// A run whose create's answer was lost, or whose status write was lost
+	// before a restart, has a Job the caches may lack past the own-writes
+	// window: the controller looks each one up on the API server and
+	// decides again with those it finds, so scheduledRunCount counts every
+	// run started and maxRuns lets none too many start (lookUpNotRun).
+	NotRun []time.Time
 
 	cj   *cronv1.CronJob
 	now  time.Time
@@ -940,6 +949,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 	blocked := spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(st.Active) > 0
 
 	// The runs behind the ones considered can no longer start.
+	p.notRun(older.times...)
 	for _, h := range older.heldBy {
 		p.missed(h.reason, h.latest, min(h.n, schedule.ManyMissed))
 	}
@@ -972,6 +982,7 @@ func (p *Plan) planRuns(sched *schedule.Schedule, jobs []Job) {
 			reason = cronv1.MissedConcurrencyForbidden
 		}
 		p.setCondition(cronv1.ConditionLastRunStarted, metav1.ConditionFalse, reason, msg)
+		p.notRun(last)
 		if p.missed(reason, last, 1) {
 			p.event(corev1.EventTypeWarning, ReasonMissSchedule, "%s", msg)
 		}
@@ -1052,12 +1063,30 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 		if slices.ContainsFunc(jobs, func(j Job) bool { return j.GetName() == name }) {
 			continue
 		}
+		p.notRun(t)
 		if latest.IsZero() {
 			latest = t
 		}
 		n++
 	}
 	p.missed(cronv1.MissedSuperseded, latest, min(n, schedule.ManyMissed))
+}
+
+// notRun adds to NotRun the times of ts a CronJob with spec.maxRuns
+// settles as not run with no Job of theirs in view. Only maxRuns asks for
+// the lookups: without it a run left out costs a count, not a run, and a
+// sweep of lookups after every outage would cost more than that count.
+func (p *Plan) notRun(ts ...time.Time) {
+	if p.cj.Spec.MaxRuns == nil {
+		return
+	}
+	for _, t := range ts {
+		name := job.Name(p.cj.Name, t)
+		if len(p.NotRun) > schedule.ManyMissed || slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == name }) {
+			continue
+		}
+		p.NotRun = append(p.NotRun, t)
+	}
 }
 
 // requeueBy brings the next wake-up forward to t, if it is sooner.
