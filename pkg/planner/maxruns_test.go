@@ -407,3 +407,14 @@ func TestNotRunNamesTheTimesSettledWithoutAJobOnlyUnderMaxRuns(t *testing.T) {
 		})
 	}
 }
+
+// The Expired condition's message counts the run the same status write
+// counts, not the one before it.
+func TestMaxRunsMessageCountsTheRunJustStarted(t *testing.T) {
+	cj := cronJob(sched("*/10 * * * *"), maxRuns(3), func(cj *cronv1.CronJob) { cj.CreationTimestamp = metav1.NewTime(ten) })
+	_, _, p := maxRunsWalk(t, cj, at(time.Second), at(15*time.Minute), 5*time.Minute)
+	c := meta.FindStatusCondition(p.Status.Conditions, cronv1.ConditionExpired)
+	if want := "scheduled runs end once spec.maxRuns (3) have started; 1 have"; c == nil || c.Message != want {
+		t.Errorf("Expired %+v after the first run, want the message %q", c, want)
+	}
+}
