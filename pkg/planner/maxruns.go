@@ -73,9 +73,13 @@ func (p *Plan) countStarted(c Create) {
 		return
 	}
 	st.ScheduledRunCount++
+	if p.cj.Spec.MaxRuns == nil {
+		return
+	}
+	// The Expired condition counts this run in this status write, not the
+	// next one; after the last run, no next time is due.
+	p.noteExpired()
 	if p.maxRunsReached() {
-		// The last run: say so in this status write, not the next one.
-		p.noteExpired()
 		p.noteNext()
 	}
 }
