@@ -237,6 +237,37 @@ func TestACrashAfterATrialStartsStartsNoSecondTrial(t *testing.T) {
 	}
 }
 
+// The trial starts but its status write is refused, and the controller
+// crashes before retrying it; the next leader's Job cache lacks the trial
+// (a hung watch). At 11:00 it looks up the 10:00 Job before settling that
+// time as not run, finds the trial running, and starts no second trial.
+func TestATrialWhoseStatusWasLostBeforeACrashIsFoundByTheNextLeader(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	if got := created(f); len(got) != 1 || got[0] != jobName(topOfHour) {
+		t.Fatalf("created %v, want the 10:00 run as the trial", got)
+	}
+
+	f.clock.SetTime(at(time.Hour + time.Second))
+	c2, kubeFactory, _ := restart(t, ctx, f)
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("after the crash: created %v, want none while the 10:00 trial runs", got)
+	}
+}
+
 // pausedForATrial makes f's CronJob paused by two failures, its cool-down
 // over: its next due run is the trial.
 func pausedForATrial(f *fixture) {
