@@ -1048,7 +1048,8 @@ func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJo
 // exist: runs that started, which the view lacked. Like a lost create's
 // Job, each is remembered as an own write for the window, so the syncs
 // after this one see it too. A lookup that fails fails the sync: settling
-// a started run as not run would let maxRuns start one run too many.
+// a started run as not run would let maxRuns start one run too many, or a
+// pause a second trial.
 func (c *Controller) lookUpNotRun(ctx context.Context, cj *cronv1.CronJob, times []time.Time) ([]planner.Job, error) {
 	var found []planner.Job
 	for _, t := range times {

@@ -379,10 +379,11 @@ func TestASkippedTimeCostsNoRunOfMaxRuns(t *testing.T) {
 	}
 }
 
-// A CronJob with maxRuns settles no time as not run without naming it in
-// NotRun, for the controller to look its Job up first; one without maxRuns
-// names none, and a time whose Job is in view is never named.
-func TestNotRunNamesTheTimesSettledWithoutAJobOnlyUnderMaxRuns(t *testing.T) {
+// A CronJob with maxRuns, or paused awaiting its trial, settles no time as
+// not run without naming it in NotRun, for the controller to look its Job
+// up first; others name none, and a time whose Job is in view is never
+// named.
+func TestNotRunNamesTheTimesSettledWithoutAJobUnderMaxRunsOrAwaitingATrial(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cj   *cronv1.CronJob
@@ -394,6 +395,14 @@ func TestNotRunNamesTheTimesSettledWithoutAJobOnlyUnderMaxRuns(t *testing.T) {
 			want: []time.Time{at(20 * time.Minute), at(10 * time.Minute)}},
 		{name: "no maxRuns",
 			cj: cronJob(sched("*/10 * * * *"), last(ten))},
+		{name: "paused, its trial due",
+			cj: cronJob(sched("*/10 * * * *"), last(ten), failurePolicy(2, 5*time.Minute, 0),
+				failing(2, job.Name("cj", ten)), pausedSince(ten, 1, "")),
+			want: []time.Time{at(20 * time.Minute), at(10 * time.Minute)}},
+		{name: "paused, its trial named",
+			cj: cronJob(sched("*/10 * * * *"), last(ten), failurePolicy(2, 5*time.Minute, 0),
+				failing(2, job.Name("cj", ten)), pausedSince(ten, 1, job.Name("cj", at(10*time.Minute)))),
+			jobs: []*fakeJob{runOf(at(10*time.Minute), "")}},
 		{name: "maxRuns, the 10:10 Job in view",
 			cj:   cronJob(sched("*/10 * * * *"), maxRuns(5), last(ten)),
 			jobs: []*fakeJob{runOf(at(10*time.Minute), "")},

@@ -264,14 +264,16 @@ type Plan struct {
 	// RequestRefusals are the CronJobRuns whose Job was refused for good
 	// while the plan was carried out, by name.
 	RequestRefusals map[string]RequestRefusal
-	// NotRun are the scheduled times of a CronJob with spec.maxRuns that
-	// this plan settles as not run (missed, superseded, held) although
-	// the view cannot rule out their Jobs, at most schedule.ManyMissed+1.
+	// NotRun are the scheduled times of a CronJob with spec.maxRuns, or
+	// paused awaiting its trial, that this plan settles as not run
+	// (missed, superseded, held) although the view cannot rule out their
+	// Jobs, at most schedule.ManyMissed+1.
 	// A run whose create's answer was lost, or whose status write was lost
 	// before a restart, has a Job the caches may lack past the own-writes
 	// window: the controller looks each one up on the API server and
 	// decides again with those it finds, so scheduledRunCount counts every
-	// run started and maxRuns lets none too many start (lookUpNotRun).
+	// run started, maxRuns lets none too many start and no second trial
+	// starts (lookUpNotRun).
 	NotRun []time.Time
 
 	cj   *cronv1.CronJob
@@ -1072,12 +1074,13 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 	p.missed(cronv1.MissedSuperseded, latest, min(n, schedule.ManyMissed))
 }
 
-// notRun adds to NotRun the times of ts a CronJob with spec.maxRuns
-// settles as not run with no Job of theirs in view. Only maxRuns asks for
-// the lookups: without it a run left out costs a count, not a run, and a
-// sweep of lookups after every outage would cost more than that count.
+// notRun adds to NotRun the times of ts settled as not run with no Job of
+// theirs in view, where a run left out would cost a run: the count of
+// spec.maxRuns, or a pause awaiting its trial (a trial left out starts a
+// second one). Elsewhere a run left out costs only a count of missed runs,
+// and a sweep of lookups after every outage would cost more than that.
 func (p *Plan) notRun(ts ...time.Time) {
-	if p.cj.Spec.MaxRuns == nil {
+	if p.cj.Spec.MaxRuns == nil && !(p.paused() && p.Status.FailureStreak.TrialJob == "") {
 		return
 	}
 	for _, t := range ts {
