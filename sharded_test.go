@@ -434,3 +434,47 @@ func TestShardedDetachedRunNowJobKeepsTheChainOfTheRequestsAfterIt(t *testing.T)
 		}
 	}
 }
+
+// Sharded, a replica that does not hold a CronJob's shard caches neither
+// the CronJob nor its Jobs, but sees every CronJobRun. A CronJobRun of that
+// CronJob, whose Job the holding replica made and named in its status, must
+// be left alone there: not marked CronJobNotFound, its run not called
+// Unknown (its Job gone), and not deleted by its TTL as finished.
+func TestAReplicaNotHoldingTheCronJobLeavesItsCronJobRunsAlone(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand", func(r *cronv1.CronJobRun) { r.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) })
+	holder, _, _ := f.newRunController(ctx, run)
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := holder.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	started := f.storedRun(ctx, "by-hand")
+	if started.Status.JobName == "" || started.Status.Outcome != cronv1.OutcomeRunning {
+		t.Fatalf("the holding replica's CronJobRun status %+v, want its Job named and running", started.Status)
+	}
+
+	other, kubeFactory, cronFactory := f.restartRuns(ctx)
+	set := shard.NewSet(replicaShards, f.clock)
+	set.Acquire((shard.OfUID(f.cronJob.UID, replicaShards)+1)%replicaShards, f.clock.Now().Add(15*time.Second))
+	other.shards = set
+	// What its sharded informers hold: no CronJob, none of its Jobs.
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.client.ClearActions()
+	other.runChanged(started)
+	drainSyncs(t, ctx, other)
+	for _, a := range f.client.Actions() {
+		if a.GetResource().Resource == "cronjobruns" && a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			t.Errorf("the replica not holding the shard wrote %s %s/%s", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+		}
+	}
+	if st := f.storedRun(ctx, "by-hand").Status; st.Outcome != cronv1.OutcomeRunning {
+		t.Errorf("CronJobRun outcome %q after the other replica's sync, want Running", st.Outcome)
+	}
+}
