@@ -14,6 +14,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -476,5 +477,69 @@ func TestAReplicaNotHoldingTheCronJobLeavesItsCronJobRunsAlone(t *testing.T) {
 	}
 	if st := f.storedRun(ctx, "by-hand").Status; st.Outcome != cronv1.OutcomeRunning {
 		t.Errorf("CronJobRun outcome %q after the other replica's sync, want Running", st.Outcome)
+	}
+}
+
+// Sharded, once a CronJob is gone its CronJobRuns are followed by the
+// replica holding the shard of each run's own UID, and by no other; that
+// replica reads the run's Job from the API server when its cache lacks it
+// (the Job is in the gone CronJob's shard), so a running Job is not called
+// gone.
+func TestShardedCronJobRunsOfAGoneCronJobAreFollowedByOneReplica(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	holder, _, _ := f.newRunController(ctx, run)
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := holder.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	runShard := shard.OfUID(run.UID, replicaShards)
+	for _, tc := range []struct {
+		name   string
+		shard  int
+		writes bool
+	}{
+		{"holding the run's shard", runShard, true},
+		{"holding another shard", (runShard + 1) % replicaShards, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.storedRun(ctx, "by-hand")
+			r.Status.Outcome = "" // so that following it is a write
+			if _, err := f.client.BatchV1().CronJobRuns("default").UpdateStatus(ctx, r, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// restartRuns caches the CronJob: it is deleted after.
+			if _, err := f.client.BatchV1().CronJobs("default").Create(ctx, f.cronJob.DeepCopy(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+			c, kubeFactory, cronFactory := f.restartRuns(ctx)
+			set := shard.NewSet(replicaShards, f.clock)
+			set.Acquire(tc.shard, f.clock.Now().Add(15*time.Second))
+			c.shards = set
+			// The CronJob is deleted; the Job, in its shard, is not cached.
+			if err := f.client.BatchV1().CronJobs("default").Delete(ctx, "cj", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+			if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			f.client.ClearActions()
+			c.runChanged(r)
+			drainSyncs(t, ctx, c)
+			wrote := slices.ContainsFunc(f.client.Actions(), func(a core.Action) bool {
+				return a.GetResource().Resource == "cronjobruns" && a.GetVerb() == "update"
+			})
+			if wrote != tc.writes {
+				t.Errorf("wrote the CronJobRun's status: %v, want %v", wrote, tc.writes)
+			}
+			if st := f.storedRun(ctx, "by-hand").Status; tc.writes && st.Outcome != cronv1.OutcomeRunning {
+				t.Errorf("CronJobRun outcome %q, want Running: its Job still runs", st.Outcome)
+			}
+		})
 	}
 }
