@@ -719,6 +719,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		klog.FromContext(ctx).V(4).Info("CronJob is gone")
 		c.deferred.Take(key, "")
 		runs, runsErr := c.runsOf(key)
+		if runsErr == nil {
+			runs, runsErr = c.runsOfGone(ctx, key, runs)
+		}
 		var runsWake time.Duration
 		if runsErr == nil {
 			runsWake, runsErr = c.followRuns(ctx, runs, nil, nil, nil)

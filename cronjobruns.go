@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -26,6 +27,7 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // runsByCronJob indexes CronJobRuns by namespace/spec.cronJobName.
@@ -114,6 +116,25 @@ func (c *Controller) runsOf(key cache.ObjectName) ([]*cronv1.CronJobRun, error) 
 	return runs, nil
 }
 
+// runsOfGone returns those of runs (naming the CronJob under key, which
+// the cache lacks) that this replica follows as runs of a CronJob gone.
+// Unsharded, all. Sharded, the cache holds only the held shards' CronJobs:
+// one it lacks may be another replica's, whose sync follows its runs, so
+// the API server is asked; if the CronJob is gone, each run is followed
+// by the replica holding the shard of the run's own UID, and by no other.
+func (c *Controller) runsOfGone(ctx context.Context, key cache.ObjectName, runs []*cronv1.CronJobRun) ([]*cronv1.CronJobRun, error) {
+	if c.shards == nil || len(runs) == 0 {
+		return runs, nil
+	}
+	switch _, err := c.cronJobs.Get(ctx, key.Namespace, key.Name); {
+	case err == nil:
+		return nil, nil
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("looking up CronJob %s, named by CronJobRuns: %w", key, err)
+	}
+	return slices.DeleteFunc(runs, func(r *cronv1.CronJobRun) bool { return !c.owns(r.UID) }), nil
+}
+
 // requestsOf is what the planner reads of runs.
 func requestsOf(runs []*cronv1.CronJobRun) []planner.Request {
 	var out []planner.Request
@@ -147,11 +168,14 @@ func (c *Controller) followRuns(ctx context.Context, runs []*cronv1.CronJobRun, 
 		var j planner.Job
 		if cj != nil {
 			j = byName[job.RequestName(cj.Name, r.UID)]
-		} else if cached, ok := c.cachedJob(cache.ObjectName{Namespace: r.Namespace, Name: job.RequestName(r.Spec.CronJobName, r.UID)}); ok {
+		} else if found, err := c.jobOfGone(ctx, r); err != nil {
+			errs = append(errs, err)
+			continue
+		} else if found != nil {
 			// The CronJob is gone, its Job not yet: the name, made from
 			// this CronJobRun's UID, is its Job's. Recorded now, it is
 			// not started again by a CronJob created under the name.
-			j = cached
+			j = found
 		}
 		var refused *planner.RequestRefusal
 		if why, ok := refusals[r.Name]; ok {
@@ -179,6 +203,24 @@ func (c *Controller) followRuns(ctx context.Context, runs []*cronv1.CronJobRun, 
 		}
 	}
 	return wake, errors.Join(errs...)
+}
+
+// jobOfGone is the Job of r, whose CronJob is gone, if it exists: the
+// cache's, or, sharded, the API server's, since the Job is in the shard of
+// the CronJob that made it, which another replica may hold.
+func (c *Controller) jobOfGone(ctx context.Context, r *cronv1.CronJobRun) (*slim.Job, error) {
+	name := job.RequestName(r.Spec.CronJobName, r.UID)
+	if cached, ok := c.cachedJob(cache.ObjectName{Namespace: r.Namespace, Name: name}); ok || c.shards == nil {
+		return cached, nil
+	}
+	live, err := c.jobs.Get(ctx, r.Namespace, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("looking up Job %s of CronJobRun %s: %w", name, klog.KObj(r), err)
+	}
+	return slim.NewJob(live), nil
 }
 
 // expireRun deletes r once its TTL after finishing has passed (only if it
