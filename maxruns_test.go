@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
@@ -229,5 +230,95 @@ func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
 				t.Errorf("the replaced Job is still held (finalizers %v) after the status write that records its run", j.Finalizers)
 			}
 		})
+	}
+}
+
+// maxRuns 2, every minute. The 10:00 run's status write is refused and the
+// controller crashes before retrying it; the next leader comes 102 minutes
+// later, its Job cache lacking the 10:00 Job (a hung watch). More than 101
+// times passed without a run in view, and the sync settles all of them;
+// the 10:00 Job, the oldest, must still be found and counted, so 11:42
+// starts as the last run and 11:43 starts nothing.
+func TestMaxRunsCountsALostRunMoreThanAHundredTimesBack(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(withSchedule("* * * * *"), lastScheduled(at(-time.Minute)), withMaxRuns(2))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+
+	f.clock.SetTime(at(102*time.Minute + 5*time.Second))
+	c, kubeFactory, _ := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(at(102 * time.Minute))}) {
+		t.Fatalf("11:42: created %q, want the 11:42 run", got)
+	}
+	wantMaxRunsReached(t, w.Status, 2)
+
+	f.clock.SetTime(at(103*time.Minute + 5*time.Second))
+	c, kubeFactory, _ = restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
+	if got := created(f); len(got) != 0 {
+		t.Errorf("11:43: created %q, want none: maxRuns 2 was reached (10:00 and 11:42)", got)
+	}
+}
+
+// maxRuns 2. The 10:00 run starts; its status write is refused (the user's
+// edit setting spec.suspendUntil 10:50 conflicts with it) and the
+// controller crashes before retrying it. The next leader, at 10:00:30,
+// its Job cache lacking the 10:00 Job, settles 10:00 as held by
+// suspendUntil: a time settled as not run (held), so it must read the
+// 10:00 Job first and count the run. 11:00 is then the last run, and 12:00
+// starts nothing.
+func TestMaxRunsCountsARunWhoseTimeASuspendUntilSetAfterItsStartHolds(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.SuspendUntil = &metav1.Time{Time: at(50 * time.Minute)}
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, now := range []time.Time{at(30 * time.Second), at(time.Hour + 5*time.Second), at(2*time.Hour + 5*time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+			t.Fatal(err)
+		}
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
+		if w := f.writtenStatus(); now.Equal(at(time.Hour+5*time.Second)) && w != nil {
+			wantMaxRunsReached(t, w.Status, 2)
+		}
+	}
+	var all []string
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		all = append(all, j.Name)
+	}
+	if len(all) > 2 {
+		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
 	}
 }
