@@ -353,3 +353,56 @@ func TestABurstRunThatIsNoTrialStillDefers(t *testing.T) {
 		t.Errorf("the burst sync wrote %+v; want it deferred: no trial", w.Status)
 	}
 }
+
+// The 10:00 trial starts under the stored status's cool-down (resumeAt
+// 09:40); its status write is refused, a conflict with the user's edit
+// that lengthens resumeAfter to 2h (resumeAt 11:10), and the controller
+// crashes before retrying. The next leader comes at 10:30, its Job cache
+// lacking the trial's Job (a hung watch): a trial is awaited, and it
+// settles 10:00 as not run (held by the pause), so it must read the 10:00
+// Job first and find the trial (rule 6: the first run at or after the
+// stored resumeAt is the trial). At 12:00 no second trial may start while
+// the 10:00 one runs.
+func TestATrialWhoseStatusWasLostIsFoundWhenTheNextLeaderComesBeforeTheLengthenedCoolDownEnds(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	f.cronJob.Status.FailureStreak.ResumeAt = &metav1.Time{Time: at(-20 * time.Minute)}
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	if got := created(f); len(got) != 1 || got[0] != jobName(topOfHour) {
+		t.Fatalf("created %v, want the 10:00 run as the trial", got)
+	}
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.FailurePolicy.ResumeAfter = &metav1.Duration{Duration: 2 * time.Hour}
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var all []string
+	for _, now := range []time.Time{at(30 * time.Minute), at(2*time.Hour + time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, created(f)...)
+	}
+	if len(all) != 0 {
+		t.Errorf("after the crash: created %v, want none while the 10:00 trial runs", all)
+	}
+	if w := f.writtenStatus(); w == nil || w.Status.FailureStreak == nil || w.Status.FailureStreak.TrialJob != trial.Name {
+		t.Errorf("written failureStreak %+v, want it naming the 10:00 trial", w.Status.FailureStreak)
+	}
+}
