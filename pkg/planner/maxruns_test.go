@@ -427,3 +427,14 @@ func TestMaxRunsMessageCountsTheRunJustStarted(t *testing.T) {
 		t.Errorf("Expired %+v after the first run, want the message %q", c, want)
 	}
 }
+
+// Once maxRuns is reached the schedule has ended: later times are no runs,
+// settled as nothing, and a sync names none to look up, however many
+// passed (the cost side of NotRun).
+func TestNotRunIsEmptyOnceMaxRunsIsReached(t *testing.T) {
+	cj := cronJob(sched("*/10 * * * *"), maxRuns(2), last(ten), func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = 2 })
+	p := Decide(Input{CronJob: cj, Now: at(30 * time.Hour)})
+	if len(p.NotRun) != 0 || len(p.Creates) != 0 {
+		t.Errorf("NotRun %v, creates %v; want none after maxRuns", fmtTimes(p.NotRun), createdTimes(p))
+	}
+}
