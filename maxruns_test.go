@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -320,5 +321,33 @@ func TestMaxRunsCountsARunWhoseTimeASuspendUntilSetAfterItsStartHolds(t *testing
 	}
 	if len(all) > 2 {
 		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
+	}
+}
+
+// The cost side of the lookups: a CronJob with maxRuns that runs at each
+// of its times settles no time as not run, and its syncs read no Job from
+// the API server (docs/features.md, Run limits: "never on a CronJob that
+// runs at each of its times").
+func TestMaxRunsCostsNoLookupWhileItRunsAtEachTime(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(5))
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	for i := range 3 {
+		f.clock.SetTime(at(time.Duration(i)*time.Hour + 5*time.Second))
+		f.kubeclient.ClearActions()
+		w := syncWantStatus(t, ctx, f, c, key)
+		var gets []string
+		for _, a := range describe(f.kubeclient.Actions(), false) {
+			if strings.HasPrefix(a, "get jobs") {
+				gets = append(gets, a)
+			}
+		}
+		cacheCronJob(t, cronFactory, w)
+		cacheJob(t, kubeFactory, liveJob(t, ctx, f, jobName(at(time.Duration(i)*time.Hour))))
+		if len(gets) != 0 || w.Status.ScheduledRunCount != int64(i+1) {
+			t.Errorf("sync %d: reads %q, count %d; want no read and %d runs counted", i, gets, w.Status.ScheduledRunCount, i+1)
+		}
 	}
 }
