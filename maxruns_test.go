@@ -388,3 +388,51 @@ func TestMaxRunsStartsTheDueRunThoughOneJobReadInFiftyFails(t *testing.T) {
 		t.Errorf("after ten syncs (%d Job reads): created %q, want the 10:00 run", reads, got)
 	}
 }
+
+// maxRuns 2. The 10:00 run starts; its status write is refused (the user's
+// edit of the schedule to "30 * * * *" conflicts with it) and the
+// controller crashes before retrying it. The next leader, at 10:30, its
+// Job cache lacking the 10:00 Job (a hung watch), sees the edit and counts
+// 10:00, which the new schedule refuses, as missed (ScheduleChanged): a
+// time settled as not run with no lookup, so the 10:00 run is never
+// counted, and 11:30 and 12:30 both start: three runs under maxRuns 2.
+func TestMaxRunsCountsARunWhoseTimeAScheduleEditRefuses(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2), inForce("0 * * * *", "UTC"))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.Schedule = "30 * * * *"
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, now := range []time.Time{at(30*time.Minute + 5*time.Second), at(90*time.Minute + 5*time.Second), at(150*time.Minute + 5*time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+			t.Fatal(err)
+		}
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
+	}
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, j := range jobs.Items {
+		all = append(all, j.Name)
+	}
+	if len(all) > 2 {
+		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
+	}
+}
