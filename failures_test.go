@@ -406,3 +406,62 @@ func TestATrialWhoseStatusWasLostIsFoundWhenTheNextLeaderComesBeforeTheLengthene
 		t.Errorf("written failureStreak %+v, want it naming the 10:00 trial", w.Status.FailureStreak)
 	}
 }
+
+// The trial starts, its status write is refused and the controller
+// crashes; the trial then fails. The next leader's Job cache lacks it (a
+// hung watch): the lookup finds it failed, and its failure counts once,
+// reopening the pause (pauses 2, count 3); the syncs after it, the found
+// Job among this process's own writes or gone from view again, count
+// nothing more and start nothing.
+func TestATrialFoundFailedByTheLookupCountsOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	f.clock.SetTime(at(20 * time.Minute))
+	finishJobAs(t, ctx, f, nil, jobName(topOfHour), batchv1.JobFailed)
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	trial.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at(20 * time.Minute))
+	trial, err := f.kubeclient.BatchV1().Jobs("default").UpdateStatus(ctx, trial, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c, kubeFactory, cronFactory := restart(t, ctx, f)
+	for i, now := range []time.Time{at(time.Hour + time.Second), at(time.Hour + 10*time.Second), at(2*time.Hour + time.Second)} {
+		if i == 2 {
+			c, kubeFactory, cronFactory = restart(t, ctx, f)
+		}
+		if i != 1 {
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.clock.SetTime(now)
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := got.Status.FailureStreak; fs == nil || fs.Count != 3 || fs.Pauses != 2 || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(20*time.Minute)) {
+			t.Errorf("sync %d: failureStreak %+v, want count 3, pauses 2, paused as of 10:20", i, fs)
+		}
+		want := []string(nil)
+		if i == 2 {
+			// The doubled cool-down (1h from 10:20) is over: the next trial.
+			want = []string{jobName(at(2 * time.Hour))}
+		}
+		if made := created(f); !slices.Equal(made, want) {
+			t.Errorf("sync %d: created %v, want %v", i, made, want)
+		}
+		// The cache catches up with the write (the fake client keeps no
+		// resourceVersions, so the own-writes overlay cannot stand in).
+		cacheCronJob(t, cronFactory, got)
+	}
+}
