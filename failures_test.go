@@ -465,3 +465,54 @@ func TestATrialFoundFailedByTheLookupCountsOnce(t *testing.T) {
 		cacheCronJob(t, cronFactory, got)
 	}
 }
+
+// Rule 6 through the lookup: the 10:00 trial's status is lost in a crash,
+// and the trial's Job is deleted by hand (its run-record finalizer holds
+// it, being deleted). The next leader's Job cache lacks it; the lookup
+// finds it going away: no verdict, and not the trial, so 11:00 starts as
+// the next trial, once, and the deleted Job is released once the status
+// records its run.
+func TestATrialFoundBeingDeletedByTheLookupMakesTheNextRunTheTrial(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	f.clock.SetTime(at(30 * time.Minute))
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, jobName(topOfHour), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	if trial == nil || trial.DeletionTimestamp == nil {
+		t.Fatalf("the trial's Job: %v, want it held by its finalizer, being deleted", trial)
+	}
+
+	f.clock.SetTime(at(time.Hour + time.Second))
+	c, kubeFactory, cronFactory := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+		t.Fatal(err)
+	}
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
+		t.Errorf("11:00: created %v, want the 11:00 run as the next trial", got)
+	}
+	if fs := w.Status.FailureStreak; fs == nil || fs.TrialJob != jobName(at(time.Hour)) {
+		t.Errorf("11:00: failureStreak %+v, want the 11:00 run the trial", fs)
+	}
+	if j := liveJob(t, ctx, f, jobName(topOfHour)); j != nil {
+		t.Errorf("the deleted trial's Job is still held (finalizers %v) after the status recording its run", j.Finalizers)
+	}
+	cacheCronJob(t, cronFactory, w)
+	f.kubeclient.ClearActions()
+	f.clock.Step(10 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("11:00:11: created %v, want none while the 11:00 trial runs", got)
+	}
+}
