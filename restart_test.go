@@ -223,3 +223,33 @@ func TestForbidStartsNoRunBesideALostRunWhoseJobTheNextLeadersCacheLacks(t *test
 		t.Errorf("11:00: created %q, want none: the 10:00 Job still runs and concurrencyPolicy is Forbid", got)
 	}
 }
+
+// Replace, as TestForbidStartsNoRunBesideALostRunWhoseJobTheNextLeadersCacheLacks:
+// the 10:00 run's status is lost in a crash and the next leader's Job
+// cache lacks its Job. At 11:00 it starts 11:00 and replaces nothing: two
+// runs at once, which Replace never lets happen.
+func TestReplaceReplacesALostRunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), policy(cronv1.ReplaceConcurrent))
+	c, _, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+
+	f.clock.SetTime(at(time.Hour + 5*time.Second))
+	c, kubeFactory, _ := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and deletes
+	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
+		t.Fatalf("11:00: created %q, want the 11:00 run", got)
+	}
+	if j := liveJob(t, ctx, f, jobName(topOfHour)); j != nil && j.DeletionTimestamp == nil {
+		t.Errorf("11:00: the 10:00 Job still runs beside the 11:00 one; Replace wants it deleted")
+	}
+}
