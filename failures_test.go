@@ -353,3 +353,166 @@ func TestABurstRunThatIsNoTrialStillDefers(t *testing.T) {
 		t.Errorf("the burst sync wrote %+v; want it deferred: no trial", w.Status)
 	}
 }
+
+// The 10:00 trial starts under the stored status's cool-down (resumeAt
+// 09:40); its status write is refused, a conflict with the user's edit
+// that lengthens resumeAfter to 2h (resumeAt 11:10), and the controller
+// crashes before retrying. The next leader comes at 10:30, its Job cache
+// lacking the trial's Job (a hung watch): a trial is awaited, and it
+// settles 10:00 as not run (held by the pause), so it must read the 10:00
+// Job first and find the trial (rule 6: the first run at or after the
+// stored resumeAt is the trial). At 12:00 no second trial may start while
+// the 10:00 one runs.
+func TestATrialWhoseStatusWasLostIsFoundWhenTheNextLeaderComesBeforeTheLengthenedCoolDownEnds(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	f.cronJob.Status.FailureStreak.ResumeAt = &metav1.Time{Time: at(-20 * time.Minute)}
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	if got := created(f); len(got) != 1 || got[0] != jobName(topOfHour) {
+		t.Fatalf("created %v, want the 10:00 run as the trial", got)
+	}
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.FailurePolicy.ResumeAfter = &metav1.Duration{Duration: 2 * time.Hour}
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var all []string
+	for _, now := range []time.Time{at(30 * time.Minute), at(2*time.Hour + time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, created(f)...)
+	}
+	if len(all) != 0 {
+		t.Errorf("after the crash: created %v, want none while the 10:00 trial runs", all)
+	}
+	if w := f.writtenStatus(); w == nil || w.Status.FailureStreak == nil || w.Status.FailureStreak.TrialJob != trial.Name {
+		t.Errorf("written failureStreak %+v, want it naming the 10:00 trial", w.Status.FailureStreak)
+	}
+}
+
+// The trial starts, its status write is refused and the controller
+// crashes; the trial then fails. The next leader's Job cache lacks it (a
+// hung watch): the lookup finds it failed, and its failure counts once,
+// reopening the pause (pauses 2, count 3); the syncs after it, the found
+// Job among this process's own writes or gone from view again, count
+// nothing more and start nothing.
+func TestATrialFoundFailedByTheLookupCountsOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	f.clock.SetTime(at(20 * time.Minute))
+	finishJobAs(t, ctx, f, nil, jobName(topOfHour), batchv1.JobFailed)
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	trial.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at(20 * time.Minute))
+	trial, err := f.kubeclient.BatchV1().Jobs("default").UpdateStatus(ctx, trial, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c, kubeFactory, cronFactory := restart(t, ctx, f)
+	for i, now := range []time.Time{at(time.Hour + time.Second), at(time.Hour + 10*time.Second), at(2*time.Hour + time.Second)} {
+		if i == 2 {
+			c, kubeFactory, cronFactory = restart(t, ctx, f)
+		}
+		if i != 1 {
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.clock.SetTime(now)
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := got.Status.FailureStreak; fs == nil || fs.Count != 3 || fs.Pauses != 2 || fs.PausedAt == nil || !fs.PausedAt.Time.Equal(at(20*time.Minute)) {
+			t.Errorf("sync %d: failureStreak %+v, want count 3, pauses 2, paused as of 10:20", i, fs)
+		}
+		want := []string(nil)
+		if i == 2 {
+			// The doubled cool-down (1h from 10:20) is over: the next trial.
+			want = []string{jobName(at(2 * time.Hour))}
+		}
+		if made := created(f); !slices.Equal(made, want) {
+			t.Errorf("sync %d: created %v, want %v", i, made, want)
+		}
+		// The cache catches up with the write (the fake client keeps no
+		// resourceVersions, so the own-writes overlay cannot stand in).
+		cacheCronJob(t, cronFactory, got)
+	}
+}
+
+// Rule 6 through the lookup: the 10:00 trial's status is lost in a crash,
+// and the trial's Job is deleted by hand (its run-record finalizer holds
+// it, being deleted). The next leader's Job cache lacks it; the lookup
+// finds it going away: no verdict, and not the trial, so 11:00 starts as
+// the next trial, once, and the deleted Job is released once the status
+// records its run.
+func TestATrialFoundBeingDeletedByTheLookupMakesTheNextRunTheTrial(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Second))
+	pausedForATrial(f)
+	c, _, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 trial's sync")
+	stop()
+	f.clock.SetTime(at(30 * time.Minute))
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, jobName(topOfHour), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	trial := liveJob(t, ctx, f, jobName(topOfHour))
+	if trial == nil || trial.DeletionTimestamp == nil {
+		t.Fatalf("the trial's Job: %v, want it held by its finalizer, being deleted", trial)
+	}
+
+	f.clock.SetTime(at(time.Hour + time.Second))
+	c, kubeFactory, cronFactory := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
+		t.Fatal(err)
+	}
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
+		t.Errorf("11:00: created %v, want the 11:00 run as the next trial", got)
+	}
+	if fs := w.Status.FailureStreak; fs == nil || fs.TrialJob != jobName(at(time.Hour)) {
+		t.Errorf("11:00: failureStreak %+v, want the 11:00 run the trial", fs)
+	}
+	if j := liveJob(t, ctx, f, jobName(topOfHour)); j != nil {
+		t.Errorf("the deleted trial's Job is still held (finalizers %v) after the status recording its run", j.Finalizers)
+	}
+	cacheCronJob(t, cronFactory, w)
+	f.kubeclient.ClearActions()
+	f.clock.Step(10 * time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("11:00:11: created %v, want none while the 11:00 trial runs", got)
+	}
+}

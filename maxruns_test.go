@@ -1,11 +1,17 @@
 package main
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
@@ -229,5 +235,204 @@ func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
 				t.Errorf("the replaced Job is still held (finalizers %v) after the status write that records its run", j.Finalizers)
 			}
 		})
+	}
+}
+
+// maxRuns 2, every minute. The 10:00 run's status write is refused and the
+// controller crashes before retrying it; the next leader comes 102 minutes
+// later, its Job cache lacking the 10:00 Job (a hung watch). More than 101
+// times passed without a run in view, and the sync settles all of them;
+// the 10:00 Job, the oldest, must still be found and counted, so 11:42
+// starts as the last run and 11:43 starts nothing.
+func TestMaxRunsCountsALostRunMoreThanAHundredTimesBack(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(withSchedule("* * * * *"), lastScheduled(at(-time.Minute)), withMaxRuns(2))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+
+	f.clock.SetTime(at(102*time.Minute + 5*time.Second))
+	c, kubeFactory, _ := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); !slices.Equal(got, []string{jobName(at(102 * time.Minute))}) {
+		t.Fatalf("11:42: created %q, want the 11:42 run", got)
+	}
+	wantMaxRunsReached(t, w.Status, 2)
+
+	f.clock.SetTime(at(103*time.Minute + 5*time.Second))
+	c, kubeFactory, _ = restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
+	if got := created(f); len(got) != 0 {
+		t.Errorf("11:43: created %q, want none: maxRuns 2 was reached (10:00 and 11:42)", got)
+	}
+}
+
+// maxRuns 2. The 10:00 run starts; its status write is refused (the user's
+// edit setting spec.suspendUntil 10:50 conflicts with it) and the
+// controller crashes before retrying it. The next leader, at 10:00:30,
+// its Job cache lacking the 10:00 Job, settles 10:00 as held by
+// suspendUntil: a time settled as not run (held), so it must read the
+// 10:00 Job first and count the run. 11:00 is then the last run, and 12:00
+// starts nothing.
+func TestMaxRunsCountsARunWhoseTimeASuspendUntilSetAfterItsStartHolds(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.SuspendUntil = &metav1.Time{Time: at(50 * time.Minute)}
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, now := range []time.Time{at(30 * time.Second), at(time.Hour + 5*time.Second), at(2*time.Hour + 5*time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+			t.Fatal(err)
+		}
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
+		if w := f.writtenStatus(); now.Equal(at(time.Hour+5*time.Second)) && w != nil {
+			wantMaxRunsReached(t, w.Status, 2)
+		}
+	}
+	var all []string
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		all = append(all, j.Name)
+	}
+	if len(all) > 2 {
+		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
+	}
+}
+
+// The cost side of the lookups: a CronJob with maxRuns that runs at each
+// of its times settles no time as not run, and its syncs read no Job from
+// the API server (docs/features.md, Run limits: "never on a CronJob that
+// runs at each of its times").
+func TestMaxRunsCostsNoLookupWhileItRunsAtEachTime(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(5))
+	c, kubeFactory, cronFactory := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	for i := range 3 {
+		f.clock.SetTime(at(time.Duration(i)*time.Hour + 5*time.Second))
+		f.kubeclient.ClearActions()
+		w := syncWantStatus(t, ctx, f, c, key)
+		var gets []string
+		for _, a := range describe(f.kubeclient.Actions(), false) {
+			if strings.HasPrefix(a, "get jobs") {
+				gets = append(gets, a)
+			}
+		}
+		cacheCronJob(t, cronFactory, w)
+		cacheJob(t, kubeFactory, liveJob(t, ctx, f, jobName(at(time.Duration(i)*time.Hour))))
+		if len(gets) != 0 || w.Status.ScheduledRunCount != int64(i+1) {
+			t.Errorf("sync %d: reads %q, count %d; want no read and %d runs counted", i, gets, w.Status.ScheduledRunCount, i+1)
+		}
+	}
+}
+
+// maxRuns 500, every minute, the controller back after two hours down:
+// each sync looks up the Jobs of the 101 times it passes over before it
+// starts the one due. The API server fails one read of a Job in fifty (as
+// it may while it recovers from the same outage). Ten syncs make 500
+// reads, 490 of them answered, almost five times the 101 lookups needed;
+// but a failed lookup fails the sync and throws away the answers before
+// it, and the retry asks them all again, so no sync gets through and the
+// due run never starts. (With failures at random instead, a sync gets
+// through with odds of (1-rate)^101: 13% at 2%, 0.6% at 5%.) Before the
+// lookups no read stood in the due run's way.
+func TestMaxRunsStartsTheDueRunThoughOneJobReadInFiftyFails(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(withSchedule("* * * * *"), lastScheduled(at(-2*time.Hour)), withMaxRuns(500))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	reads := 0
+	f.kubeclient.PrependReactor("get", "jobs", func(core.Action) (bool, runtime.Object, error) {
+		reads++
+		if reads%50 == 0 {
+			return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
+		}
+		return false, nil, nil
+	})
+	for i := 0; i < 10 && len(created(f)) == 0; i++ {
+		c.syncHandler(ctx, key) //nolint:errcheck // a retry, as after the backoff
+		f.clock.Step(time.Second)
+	}
+	if got := created(f); !slices.Equal(got, []string{jobName(topOfHour)}) {
+		t.Errorf("after ten syncs (%d Job reads): created %q, want the 10:00 run", reads, got)
+	}
+}
+
+// maxRuns 2. The 10:00 run starts; its status write is refused (the user's
+// edit of the schedule to "30 * * * *" conflicts with it) and the
+// controller crashes before retrying it. The next leader, at 10:30, its
+// Job cache lacking the 10:00 Job (a hung watch), sees the edit and counts
+// 10:00, which the new schedule refuses, as missed (ScheduleChanged): a
+// time settled as not run with no lookup, so the 10:00 run is never
+// counted, and 11:30 and 12:30 both start: three runs under maxRuns 2.
+func TestMaxRunsCountsARunWhoseTimeAScheduleEditRefuses(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2), inForce("0 * * * *", "UTC"))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.Schedule = "30 * * * *"
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, now := range []time.Time{at(30*time.Minute + 5*time.Second), at(90*time.Minute + 5*time.Second), at(150*time.Minute + 5*time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+			t.Fatal(err)
+		}
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
+	}
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, j := range jobs.Items {
+		all = append(all, j.Name)
+	}
+	if len(all) > 2 {
+		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
 	}
 }

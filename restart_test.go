@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // A restart between a create and its (deferred) status write, with the Job
@@ -190,5 +191,65 @@ func TestReplaceWithDeferredStatusRunsOnceAcrossRestart(t *testing.T) {
 	got, _ := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
 	if log[jobName(topOfHour)] != 1 || len(got.Status.Active) != 1 || got.Status.Active[0].Name != jobName(topOfHour) || !got.Status.LastScheduleTime.Time.Equal(topOfHour) {
 		t.Errorf("creates %v, status %+v", log, got.Status)
+	}
+}
+
+// Forbid. The 10:00 run starts and runs long; its status write is refused
+// and the controller crashes before retrying it. The next leader's Job
+// cache lacks the 10:00 Job (a hung watch, past the own-writes window), as
+// in TestMaxRunsCountsARunWhoseJobTheNextLeadersCacheLacks. At 11:00 it
+// settles 10:00 as not run and starts 11:00 beside the running 10:00 Job:
+// a run Forbid forbids. (notRun's premise, that without maxRuns or an
+// awaited trial "a run left out costs only a count of missed runs", does
+// not hold under Forbid.)
+func TestForbidStartsNoRunBesideALostRunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), policy(cronv1.ForbidConcurrent))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+
+	f.clock.SetTime(at(time.Hour + 5*time.Second))
+	c, kubeFactory, _ := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
+	if got := created(f); len(got) != 0 {
+		t.Errorf("11:00: created %q, want none: the 10:00 Job still runs and concurrencyPolicy is Forbid", got)
+	}
+}
+
+// Replace, as TestForbidStartsNoRunBesideALostRunWhoseJobTheNextLeadersCacheLacks:
+// the 10:00 run's status is lost in a crash and the next leader's Job
+// cache lacks its Job. At 11:00 it starts 11:00 and replaces nothing: two
+// runs at once, which Replace never lets happen.
+func TestReplaceReplacesALostRunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), policy(cronv1.ReplaceConcurrent))
+	c, _, _ := f.newController(ctx)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+
+	f.clock.SetTime(at(time.Hour + 5*time.Second))
+	c, kubeFactory, _ := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and deletes
+	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
+		t.Fatalf("11:00: created %q, want the 11:00 run", got)
+	}
+	if j := liveJob(t, ctx, f, jobName(topOfHour)); j != nil && j.DeletionTimestamp == nil {
+		t.Errorf("11:00: the 10:00 Job still runs beside the 11:00 one; Replace wants it deleted")
 	}
 }

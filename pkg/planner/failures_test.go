@@ -1660,3 +1660,19 @@ func TestATrialDeletedByHandThatFailsLaterHidesNoLaterTrial(t *testing.T) {
 		t.Errorf("13:00: creates %v (failureStreak %+v); want none while the 11:00 trial %s runs", createdTimes(p3), p3.Status.FailureStreak, t2.Name)
 	}
 }
+
+// A pause without resumeAfter awaits no trial: it lasts until a run
+// succeeds or someone resumes, and no scheduled run can have started in
+// it. The times it settles as Paused name no Job to look up (NotRun): the
+// lookups are for a pause awaiting its trial (docs/failures.md rule 6),
+// and here each would be a GET for a Job that cannot exist.
+func TestAPauseWithoutResumeAfterNamesNoTimeToLookUp(t *testing.T) {
+	cj := cronJob(last(at(-time.Hour)), failurePolicy(2, 0, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(3*time.Hour + time.Second)})
+	if n := missedOf(p.Status)[cronv1.MissedPaused]; n == 0 {
+		t.Fatalf("missed %v, want the runs since 10:00 counted Paused", missedOf(p.Status))
+	}
+	if len(p.NotRun) != 0 {
+		t.Errorf("NotRun %v, want none: no trial is awaited", fmtTimes(p.NotRun))
+	}
+}

@@ -427,3 +427,55 @@ func TestMaxRunsMessageCountsTheRunJustStarted(t *testing.T) {
 		t.Errorf("Expired %+v after the first run, want the message %q", c, want)
 	}
 }
+
+// Once maxRuns is reached the schedule has ended: later times are no runs,
+// settled as nothing, and a sync names none to look up, however many
+// passed (the cost side of NotRun).
+func TestNotRunIsEmptyOnceMaxRunsIsReached(t *testing.T) {
+	cj := cronJob(sched("*/10 * * * *"), maxRuns(2), last(ten), func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = 2 })
+	p := Decide(Input{CronJob: cj, Now: at(30 * time.Hour)})
+	if len(p.NotRun) != 0 || len(p.Creates) != 0 {
+		t.Errorf("NotRun %v, creates %v; want none after maxRuns", fmtTimes(p.NotRun), createdTimes(p))
+	}
+}
+
+// Every time a sync of a CronJob with maxRuns (or paused awaiting its
+// trial) settles as not run with no Job in view is named in NotRun, not
+// only those the walk passes over: also the newest time, held by
+// suspendUntil, skipTimes or the pause, and a time a schedule edit refuses
+// (ScheduleChanged). Each was a run whose Job the caches may lack (a
+// status lost before a crash behind a hung watch, the user's edit the
+// very conflict that lost it).
+func TestNotRunNamesEveryTimeSettledAsNotRun(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cj     *cronv1.CronJob
+		now    time.Time
+		reason string
+		want   time.Time
+	}{
+		{name: "the newest time held by suspendUntil",
+			cj:  cronJob(maxRuns(5), last(at(-time.Hour)), suspendUntil(at(50*time.Minute))),
+			now: at(30 * time.Second), reason: cronv1.MissedSuspendedUntil, want: ten},
+		{name: "the newest time skipped",
+			cj:  cronJob(maxRuns(5), last(at(-time.Hour)), skipTimes(ten)),
+			now: at(30 * time.Second), reason: cronv1.MissedSkipped, want: ten},
+		{name: "a time the edited schedule refuses",
+			cj:  cronJob(sched("30 * * * *"), maxRuns(5), last(at(-time.Hour)), seen("0 * * * *", "UTC")),
+			now: at(30*time.Minute + 5*time.Second), reason: cronv1.MissedScheduleChanged, want: ten},
+		{name: "the newest time held by a pause awaiting its trial (resumeAfter lengthened)",
+			cj: cronJob(last(at(-time.Hour)), failurePolicy(2, 2*time.Hour, 0), failing(2, "cj-x"), pausedSince(at(-50*time.Minute), 1, ""),
+				func(cj *cronv1.CronJob) { cj.Status.FailureStreak.ResumeAt = &metav1.Time{Time: at(-20 * time.Minute)} }),
+			now: at(30 * time.Minute), reason: cronv1.MissedPaused, want: ten},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(Input{CronJob: tc.cj, Now: tc.now})
+			if missedFor(p.Status, tc.reason) == 0 {
+				t.Fatalf("missed %v, want %s counted %s", missedOf(p.Status), tc.want.Format(time.TimeOnly), tc.reason)
+			}
+			if !slices.ContainsFunc(p.NotRun, tc.want.Equal) {
+				t.Errorf("%s counted %s with NotRun %v: its Job is never looked up", tc.want.Format(time.TimeOnly), tc.reason, fmtTimes(p.NotRun))
+			}
+		})
+	}
+}
