@@ -238,45 +238,6 @@ func TestRunCountKeepsARunReplacedBehindADeferredStatus(t *testing.T) {
 	}
 }
 
-// maxRuns 2, every minute. The 10:00 run's status write is refused and the
-// controller crashes before retrying it; the next leader comes 102 minutes
-// later, its Job cache lacking the 10:00 Job (a hung watch). More than 101
-// times passed without a run in view, and the sync settles all of them;
-// the 10:00 Job, the oldest, must still be found and counted, so 11:42
-// starts as the last run and 11:43 starts nothing.
-func TestMaxRunsCountsALostRunMoreThanAHundredTimesBack(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t, at(5*time.Second))
-	f.cronJob = newCronJob(withSchedule("* * * * *"), lastScheduled(at(-time.Minute)), withMaxRuns(2))
-	c, _, _ := f.newController(ctx)
-	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
-
-	f.clock.SetTime(at(102*time.Minute + 5*time.Second))
-	c, kubeFactory, _ := restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
-	w := syncWantStatus(t, ctx, f, c, key)
-	if got := created(f); !slices.Equal(got, []string{jobName(at(102 * time.Minute))}) {
-		t.Fatalf("11:42: created %q, want the 11:42 run", got)
-	}
-	wantMaxRunsReached(t, w.Status, 2)
-
-	f.clock.SetTime(at(103*time.Minute + 5*time.Second))
-	c, kubeFactory, _ = restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
-	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
-	if got := created(f); len(got) != 0 {
-		t.Errorf("11:43: created %q, want none: maxRuns 2 was reached (10:00 and 11:42)", got)
-	}
-}
-
 // maxRuns 2. The 10:00 run starts; its status write is refused (the user's
 // edit setting spec.suspendUntil 10:50 conflicts with it) and the
 // controller crashes before retrying it. The next leader, at 10:00:30,
