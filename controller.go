@@ -92,6 +92,9 @@ type Controller struct {
 	// failedCreates are Jobs whose create failed in a way that does not
 	// say whether the API server applied it; a sync looks them up.
 	failedCreates *ownwrites.Attempts
+	// absentJobs are the Jobs a lookup of a time settled as not run found
+	// absent (lookUpNotRun).
+	absentJobs *ownwrites.Absences
 	// releasedJobs are the Jobs whose run-record finalizer this process
 	// removed that the cache may still show holding it.
 	releasedJobs *ownwrites.Deletes
@@ -225,6 +228,7 @@ func NewController(
 		writtenCronJobs: ownwrites.NewVersioned[*slim.CronJob](clk, ownWritesTTL, nil),
 		deletedJobs:     ownwrites.NewDeletes(clk, ownWritesTTL),
 		failedCreates:   ownwrites.NewAttempts(clk, ownWritesTTL),
+		absentJobs:      ownwrites.NewAbsences(clk, ownWritesTTL),
 		releasedJobs:    ownwrites.NewDeletes(clk, ownWritesTTL),
 		orphans:         newOrphans(),
 		calendarCache:   planner.NewCalendarCache(),
@@ -733,12 +737,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 	plan := planner.Decide(v.input)
 	if len(plan.NotRun) > 0 {
-		found, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
+		found, records, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
 		if err != nil {
 			return 0, err
 		}
-		if len(found) > 0 {
+		if len(found)+len(records) > 0 {
 			v.input.Jobs = append(slices.Clip(v.input.Jobs), found...)
+			v.input.Records = append(slices.Clip(v.input.Records), records...)
 			plan = planner.Decide(v.input)
 		}
 	}
@@ -1047,30 +1052,45 @@ func (c *Controller) resolveFailedCreates(ctx context.Context, cj *cronv1.CronJo
 }
 
 // lookUpNotRun reads from the API server the Jobs of the times a plan
-// settles as not run (planner.Plan.NotRun) and returns those of cj's that
-// exist: runs that started, which the view lacked. Like a lost create's
-// Job, each is remembered as an own write for the window, so the syncs
-// after this one see it too. A lookup that fails fails the sync: settling
-// a started run as not run would let maxRuns start one run too many, or a
-// pause a second trial.
-func (c *Controller) lookUpNotRun(ctx context.Context, cj *cronv1.CronJob, times []time.Time) ([]planner.Job, error) {
-	var found []planner.Job
+// settles as not run (planner.Plan.NotRun) and returns those that exist
+// and record runs of cj: its own Jobs, and those detached from it before
+// its status recorded them (records). Such a Job is a run that started,
+// which the view lacked; like a lost create's Job, each is remembered as
+// an own write for the window, so the syncs after this one see it too.
+// The Jobs found absent are remembered for the window as well (absentJobs),
+// so a retry reads only what is still unknown. A lookup that fails fails
+// the sync: settling a started run as not run would let maxRuns start one
+// run too many, Forbid or Replace a run beside it, or a pause a second
+// trial.
+func (c *Controller) lookUpNotRun(ctx context.Context, cj *cronv1.CronJob, times []time.Time) (jobs, records []planner.Job, _ error) {
+	var errs []error
 	for _, t := range times {
-		name := job.Name(cj.Name, t)
-		live, err := c.jobs.Get(ctx, cj.Namespace, name)
+		key := cache.ObjectName{Namespace: cj.Namespace, Name: job.Name(cj.Name, t)}
+		if c.absentJobs.Known(key) {
+			continue
+		}
+		live, err := c.jobs.Get(ctx, key.Namespace, key.Name)
 		switch {
 		case apierrors.IsNotFound(err):
+			c.absentJobs.Absent(key)
+			continue
 		case err != nil:
-			return nil, fmt.Errorf("looking up Job %s before counting its run as not started: %w", name, err)
-		default:
-			if mine := slim.NewJob(live); job.IsControlledBy(mine, string(cj.UID)) {
-				klog.FromContext(ctx).V(2).Info("Found a run's Job the caches lack", "job", klog.KObj(mine))
-				c.createdJobs.Wrote(mine)
-				found = append(found, mine)
-			}
+			errs = append(errs, fmt.Errorf("looking up Job %s before counting its run as not started: %w", key.Name, err))
+			continue
 		}
+		found := slim.NewJob(live)
+		switch {
+		case job.IsControlledBy(found, string(cj.UID)):
+			c.createdJobs.Wrote(found)
+			jobs = append(jobs, found)
+		case job.RecordOf(found) == cj.UID:
+			records = append(records, found)
+		default:
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Found a run's Job the caches lack", "job", klog.KObj(found))
 	}
-	return found, nil
+	return jobs, records, errors.Join(errs...)
 }
 
 // jobsOwnedBy returns the Jobs controlled by cj: those in the UID index and
@@ -1203,6 +1223,7 @@ func (c *Controller) createJob(ctx context.Context, cj *cronv1.CronJob, create p
 	if mine, ok := c.createdJobs.Get(key); ok {
 		return c.existingJob(ctx, cj, create, mine, plan), false, nil
 	}
+	c.absentJobs.Forget(key) // found absent before, it may exist after this
 	j, err := c.jobs.Create(ctx, want)
 	switch {
 	case err == nil:

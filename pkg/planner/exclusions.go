@@ -237,6 +237,7 @@ func (p *Plan) holdRuns(runs []time.Time) []time.Time {
 		}
 		if reason != "" {
 			p.held = append(p.held, heldRun{at: t, reason: reason, calendar: cal})
+			p.notRun(t)
 			continue
 		}
 		kept = append(kept, t)

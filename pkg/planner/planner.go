@@ -264,10 +264,10 @@ type Plan struct {
 	// RequestRefusals are the CronJobRuns whose Job was refused for good
 	// while the plan was carried out, by name.
 	RequestRefusals map[string]RequestRefusal
-	// NotRun are the scheduled times of a CronJob with spec.maxRuns, or
-	// paused awaiting its trial, that this plan settles as not run
-	// (missed, superseded, held) although the view cannot rule out their
-	// Jobs, at most schedule.ManyMissed+1.
+	// NotRun are the scheduled times this plan settles as not run
+	// (missed, superseded, held, refused by a schedule edit) although the
+	// view cannot rule out their Jobs, where a run left out would cost a
+	// run (lookupsPay), at most schedule.ManyMissed+1.
 	// A run whose create's answer was lost, or whose status write was lost
 	// before a restart, has a Job the caches may lack past the own-writes
 	// window: the controller looks each one up on the API server and
@@ -863,6 +863,7 @@ func (p *Plan) missedOnce(reason string, ts []time.Time) {
 	if len(ts) == 0 {
 		return
 	}
+	p.notRun(ts...)
 	n := int64(min(len(ts), schedule.ManyMissed))
 	entry := p.missedEntry(reason)
 	entry.Count += n
@@ -1075,21 +1076,35 @@ func (p *Plan) countPassedOver(sched *schedule.Schedule, from, to time.Time, job
 }
 
 // notRun adds to NotRun the times of ts settled as not run with no Job of
-// theirs in view, where a run left out would cost a run: the count of
-// spec.maxRuns, or a pause awaiting its trial (a trial left out starts a
-// second one). Elsewhere a run left out costs only a count of missed runs,
-// and a sweep of lookups after every outage would cost more than that.
+// theirs in view, where a run left out would cost a run (lookupsPay).
 func (p *Plan) notRun(ts ...time.Time) {
-	if p.cj.Spec.MaxRuns == nil && !(p.paused() && p.Status.FailureStreak.TrialJob == "") {
+	if !p.lookupsPay() {
 		return
 	}
 	for _, t := range ts {
 		name := job.Name(p.cj.Name, t)
-		if len(p.NotRun) > schedule.ManyMissed || slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == name }) {
+		if len(p.NotRun) > schedule.ManyMissed || slices.ContainsFunc(p.NotRun, t.Equal) ||
+			slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == name }) {
 			continue
 		}
 		p.NotRun = append(p.NotRun, t)
 	}
+}
+
+// lookupsPay reports whether a run the view lacks, settled as not run,
+// would cost a run rather than a count: spec.maxRuns would let one run too
+// many start; Forbid or Replace would start the next run beside it; a
+// pause awaiting its trial would start a second trial. Elsewhere (Allow,
+// no maxRuns, no trial awaited) it costs a count of missed runs, and a
+// sweep of lookups after every outage would cost more than that count.
+func (p *Plan) lookupsPay() bool {
+	spec := p.cj.Spec
+	switch {
+	case spec.MaxRuns != nil, spec.ConcurrencyPolicy == cronv1.ForbidConcurrent, spec.ConcurrencyPolicy == cronv1.ReplaceConcurrent:
+		return true
+	}
+	fp, fs := spec.FailurePolicy, p.Status.FailureStreak
+	return p.paused() && fp.ResumeAfter != nil && fs.TrialJob == ""
 }
 
 // requeueBy brings the next wake-up forward to t, if it is sooner.
