@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -225,4 +227,64 @@ func TestCELRefusesABadCronJobRunOrRunOverrides(t *testing.T) {
 // createRun creates a CronJobRun of spec in ns.
 func createRun(ctx context.Context, ns string, spec cronv1.CronJobRunSpec, opts metav1.CreateOptions) (*cronv1.CronJobRun, error) {
 	return env.cron.BatchV1().CronJobRuns(ns).Create(ctx, &cronv1.CronJobRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}, Spec: spec}, opts)
+}
+
+// Sharded: three replicas share the shards; a CronJobRun of each of twelve
+// CronJobs starts one Job, which the CronJobRun follows to Succeeded. Every
+// replica sees every CronJobRun, but only the one holding its CronJob's
+// shard acts on it: no status of any CronJobRun ever says the CronJob is
+// not found or the run's outcome Unknown, and none is deleted.
+func TestShardedReplicasStartEachCronJobRunOnce(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	for range 3 {
+		startController(t, "-shards="+strconv.Itoa(testShards), "-leader-elect-namespace="+ns, "-leader-elect-id=runs",
+			"-leader-elect-lease-duration=6s", "-leader-elect-renew-deadline=4s", "-leader-elect-retry-period=1s")
+	}
+	balancedAmong(t, ns, 3)
+	// Once a year: no scheduled run during the test; no pods to run.
+	cronJobs := fleetOf(t, ns, 12, "0 0 1 1 *", func(cj *cronv1.CronJob) {
+		cj.Spec.JobTemplate.Spec.Completions = ptr.To[int32](0)
+	})
+	w, err := env.cron.BatchV1().CronJobRuns(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for _, cj := range cronJobs {
+		run := &cronv1.CronJobRun{ObjectMeta: metav1.ObjectMeta{Name: "run-" + cj.Name, Namespace: ns}, Spec: cronv1.CronJobRunSpec{CronJobName: cj.Name}}
+		if _, err := env.cron.BatchV1().CronJobRuns(ns).Create(ctx, run, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	succeeded := map[string]bool{}
+	deadline := time.After(2 * time.Minute)
+	for len(succeeded) < len(cronJobs) {
+		select {
+		case <-deadline:
+			t.Fatalf("%d of %d CronJobRuns succeeded within 2 minutes", len(succeeded), len(cronJobs))
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the CronJobRun watch ended")
+			}
+			r, isRun := ev.Object.(*cronv1.CronJobRun)
+			if !isRun {
+				continue
+			}
+			if ev.Type == watch.Deleted {
+				t.Errorf("CronJobRun %s deleted", r.Name)
+			}
+			c := meta.FindStatusCondition(r.Status.Conditions, cronv1.ConditionRunStarted)
+			if r.Status.Outcome == cronv1.OutcomeUnknown || c != nil && c.Reason == cronv1.ReasonRunCronJobNotFound {
+				t.Errorf("CronJobRun %s of %s: outcome %q, condition %+v: a replica not holding the CronJob's shard acted on it",
+					r.Name, r.Spec.CronJobName, r.Status.Outcome, c)
+			}
+			if r.Status.Outcome == cronv1.OutcomeSucceeded && r.Status.JobName == job.RequestName(r.Spec.CronJobName, r.UID) {
+				succeeded[r.Name] = true
+			}
+		}
+	}
+	if jobs := listJobs(t, ns); len(jobs) != len(cronJobs) {
+		t.Errorf("%d Jobs, want one per CronJobRun (%d)", len(jobs), len(cronJobs))
+	}
 }
