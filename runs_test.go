@@ -462,6 +462,55 @@ func TestFailedViewKeepsTheDeferredStatus(t *testing.T) {
 	}
 }
 
+// The same when the sync fails at its lookups of the times it settles as
+// not run (a Forbid CronJob, a Job read answered 500): the status it took
+// is kept again, not lost with the edit it recorded. (Model seed 8 at
+// -model.lag=bounded, whose dropped decision held a run back.)
+func TestAFailedLookupKeepsTheDeferredStatus(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-2*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-30*time.Minute)), withSchedule("* * * * *"), inForce("30 * * * *", "UTC"),
+		policy(cronv1.ForbidConcurrent))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	faults := map[string]bool{"update cronjobs/status": true}
+	injected := func(verb, resource string) core.ReactionFunc {
+		return func(a core.Action) (bool, runtime.Object, error) {
+			what := verb + " " + resource
+			if a.GetSubresource() != "" {
+				what += "/" + a.GetSubresource()
+			}
+			if faults[what] {
+				return true, nil, apierrors.NewInternalError(errors.New("injected: " + what))
+			}
+			return false, nil, nil
+		}
+	}
+	f.client.PrependReactor("update", "cronjobs", injected("update", "cronjobs"))
+	f.kubeclient.PrependReactor("get", "jobs", injected("get", "jobs"))
+
+	// 09:58: the edit to every minute is seen; nothing is due, and the
+	// status recording it fails: it is kept.
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed status write was not reported")
+	}
+	// 10:03:01: 09:59 to 10:02 passed without a run; their lookups fail.
+	f.clock.SetTime(at(3*time.Minute + time.Second))
+	faults["get jobs"] = true
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed lookups were not reported")
+	}
+	// 10:03:05: everything answers; the 10:03 run starts.
+	f.clock.SetTime(at(3*time.Minute + 5*time.Second))
+	clear(faults)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := created(f), []string{jobName(at(3 * time.Minute))}; !slices.Equal(got, want) {
+		t.Errorf("created %q, want %q: the run due after the edit was seen", got, want)
+	}
+}
+
 // Under Forbid with catchUpPolicy All the owed runs are alternatives,
 // oldest first. 07:00 is rejected for good (counted, given way), 08:00
 // fails in a way a retry may mend: nothing later is tried, so no run is
