@@ -739,6 +739,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if len(plan.NotRun) > 0 {
 		found, records, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
 		if err != nil {
+			c.giveBack(key, v)
 			return 0, err
 		}
 		if len(found)+len(records) > 0 {
@@ -890,6 +891,17 @@ type syncView struct {
 	// runs are the CronJobRuns naming the CronJob (the input's Requests).
 	runs  []*cronv1.CronJobRun
 	input planner.Input
+	// taken is the kept decision the view started from, if any: a sync
+	// that fails before it decides puts it back (giveBack).
+	taken *deferredStatus
+}
+
+// giveBack keeps again the decision v took, for a sync that failed before
+// deciding: that decision is still the one to write.
+func (c *Controller) giveBack(key cache.ObjectName, v *syncView) {
+	if v.taken != nil {
+		c.deferred.Put(key, v.cronJob.UID, *v.taken)
+	}
 }
 
 // deferredStatus is a status decided but not stored yet, with the missed
@@ -967,6 +979,7 @@ func (c *Controller) view(ctx context.Context, key cache.ObjectName) (*syncView,
 	if d, ok := c.deferred.Take(key, cj.UID); ok && !c.current(d, cj.UID) {
 		klog.FromContext(ctx).V(2).Info("Dropped a deferred status decided before the CronJob's shard moved; deciding again")
 	} else if ok {
+		v.taken = &d
 		v.counted = d.counted
 		var stale bool
 		if cj.Status, stale = d.under(cj, &v.written); stale {
