@@ -455,14 +455,14 @@ func TestSyncCronJob(t *testing.T) {
 		},
 		{
 			name: "still active, past deadline, Forbid", cronJob: newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ForbidConcurrent), deadline(10)), jobs: []*batchv1.Job{running9}, now: at(time.Minute),
-			wantActions: []string{"update cronjobs/status default/cj"},
+			wantActions: []string{"get jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:  []string{"Warning MissSchedule"},
 			wantRequeue: 59 * time.Minute,
 			wantActive:  []string{jobName(prev)}, wantLastSchedule: prev,
 		},
 		{
 			name: "still active, past deadline, Replace: nothing deleted", cronJob: newCronJob(lastScheduled(prev), activeJobs(running9), policy(cronv1.ReplaceConcurrent), deadline(10)), jobs: []*batchv1.Job{running9}, now: at(time.Minute),
-			wantActions: []string{"update cronjobs/status default/cj"},
+			wantActions: []string{"get jobs default/" + jobName(topOfHour), "update cronjobs/status default/cj"},
 			wantEvents:  []string{"Warning MissSchedule"},
 			wantRequeue: 59 * time.Minute,
 			wantActive:  []string{jobName(prev)}, wantLastSchedule: prev,
