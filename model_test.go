@@ -32,7 +32,9 @@ package main
 //
 // CronJobs may carry spec.failurePolicy, their Jobs fail in streaks, and
 // users set, edit and remove the policy and resume a paused CronJob
-// (model_failures_test.go).
+// (model_failures_test.go). Users raise spec.maxRuns, lower it to the runs
+// started or below, remove it, and set it on a CronJob without it
+// (model_maxruns_test.go).
 // Users create CronJobRuns, some asking for an env var their CronJob does
 // not allow, some with a TTL, and delete them; the CronJobRun cache lags
 // as the others do (model_runs_test.go). I1 covers their Jobs as it covers
@@ -293,6 +295,7 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 			"I3 newest due run a Calendar holds required to be counted",
 			"I9 streak compared, failures counted", "I9 resumeAt compared",
 			"I9 scheduled Jobs created under a stored pause, checked", "I9 runs held while paused required to be counted",
+			"I11 Jobs of a CronJob with maxRuns checked", "I3 due run of a CronJob with maxRuns required to have started",
 		} {
 			if s.stats[k] == 0 {
 				t.Errorf("model: invariant check %q never checked anything: the oracle is vacuous", k)
@@ -437,6 +440,9 @@ type modelCJ struct {
 	retired, recreated bool
 	// fail is its spec.failurePolicy side (model_failures_test.go).
 	fail *modelFail
+	// uncut is the last run when a maxRuns edit ended the cut it made
+	// (model_maxruns_test.go).
+	uncut time.Time
 }
 
 type modelGenAt struct {
@@ -1000,7 +1006,7 @@ func (w *modelWalk) doStep() {
 		w.logf("  faults this step: %s, rate %.1f", w.srv.faults.profile, w.srv.faults.rate)
 	}
 	x := pick(w.rng, w.cjs)
-	if w.holdMove(x) {
+	if w.holdMove(x) || w.maxRunsMove(x) {
 		return
 	}
 	if w.rng.Float64() < 0.06 {
@@ -1321,7 +1327,7 @@ func (w *modelWalk) editSpec(x *modelCJ) {
 	cj := w.srv.updateCronJob(x.skey, func(cj *cronv1.CronJob) {
 		s := &cj.Spec
 		switch r := w.rng.Float64(); {
-		case r < 0.12 && w.naming(x, cj.Generation).valid && s.MaxRuns == nil:
+		case r < 0.12 && w.naming(x, cj.Generation).valid && !x.everMaxRuns():
 			s.ExcludeCalendars = w.randomCalendarNames()
 			what = fmt.Sprintf("excludeCalendars=%v", s.ExcludeCalendars)
 		case r < 0.33 || (r < 0.6 && !w.naming(x, cj.Generation).valid):
@@ -1875,7 +1881,7 @@ type modelCreatedCheck struct {
 func (w *modelWalk) checkCreatedJobs() {
 	for _, c := range w.createdToCheck {
 		w.checkCreated(c.x, c.job, c.x.jobs[c.index], c.x.jobs[:c.index])
-		w.checkMaxRunsCreated(c.x)
+		w.checkMaxRunsCreated(c.x, c.index)
 	}
 	w.createdToCheck = nil
 }
