@@ -829,6 +829,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		}
 		return
 	}
+	w.checkRunsStarted(x)
 	w.checkDue(res, false)
 	w.checkRunNow(res)
 	if w.statusFinal(res) {
