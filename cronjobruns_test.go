@@ -138,6 +138,65 @@ func TestACronJobRunStartsExactlyOneJob(t *testing.T) {
 	}
 }
 
+// One CronJobRun, one Job, through a failover (docs/runs.md: until the
+// CronJobRun's status names its Job, the Job keeps the run-record
+// finalizer, so no delete can make the request look new; a standby's cache
+// may lag). The create's answer is lost, so the CronJobRun's status says
+// Pending; a user deletes the Job, which the finalizer holds. A standby
+// takes over whose CronJobRun cache has not seen the CronJobRun yet: its
+// sync must not take the CronJobRun for gone and release the Job, or the
+// next controller, seeing the CronJobRun Pending and no Job, starts a
+// second one. (Found by the model walk, I11.run-started-twice, there
+// through a CronJob deleted and created again under its name.)
+func TestACronJobRunStartsOneJobThroughAStandbyBehindOnCronJobRuns(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	c, _, _ := f.newRunController(ctx, run)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := job.RequestName("cj", run.UID)
+
+	lose := true
+	loseJobCreateAnswers(f, &lose)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("sync with the create's answer lost: no error, want one")
+	}
+	lose = false
+	if st := f.storedRun(ctx, "by-hand").Status; st.JobName != "" {
+		t.Fatalf("CronJobRun status names %s after the lost answer; the case needs it unnamed", st.JobName)
+	}
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The standby: its Job cache current, its CronJobRun cache behind.
+	c, _, cronFactory := f.restartRuns(ctx)
+	if err := cronFactory.Batch().V1().CronJobRuns().Informer().GetIndexer().Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if j := liveJob(t, ctx, f, name); j == nil || !job.HoldsRunRecord(j) {
+		t.Errorf("the standby let Job %s go (or released its finalizer) while the CronJobRun's stored status does not name it: %v", name, j)
+	}
+
+	// It crashes; the next controller lists everything.
+	f.kubeclient.ClearActions()
+	c, _, cronFactory = f.restartRuns(ctx)
+	for range 2 {
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		f.recacheRuns(ctx, cronFactory)
+	}
+	if n := createLogOf(f)[name]; n != 0 {
+		t.Errorf("Job %s of CronJobRun by-hand created again %d time(s) after the failover; want once in all", name, n)
+	}
+}
+
 // A CronJobRun asking for an env var the CronJob does not allow starts
 // nothing; its status and a Warning Event say why.
 func TestACronJobRunWithAnEnvNotAllowedStartsNothing(t *testing.T) {

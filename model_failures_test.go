@@ -120,7 +120,7 @@ func (w *modelWalk) failureMove(x *modelCJ) {
 	case r < 0.3:
 		f.failP = pick(w.rng, []float64{0, 0.1, 0.5, 0.9, 1, 1})
 		w.logf("  %s's Jobs now fail with probability %.1f", x.name, f.failP)
-	case r < 0.65 && x.specs[w.lastGen(x)].MaxRuns == nil:
+	case r < 0.65 && !x.everMaxRuns():
 		var what string
 		w.editSpecBy(x, func(s *cronv1.CronJobSpec) {
 			switch {

@@ -829,6 +829,7 @@ func (w *modelWalk) checkSync(res *modelSyncResult) {
 		}
 		return
 	}
+	w.checkRunsStarted(x)
 	w.checkDue(res, false)
 	w.checkRunNow(res)
 	if w.statusFinal(res) {
@@ -968,12 +969,17 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		}
 		missing = append(missing, t)
 	}
-	missing = w.maxRunsRequired(x, missing)
+	if len(missing) > 0 {
+		if missing = w.maxRunsRequired(x, missing); len(missing) == 0 {
+			return // maxRuns reached: nothing is due
+		}
+	}
 	if x.namesCalendars() {
 		w.checked("I3 due run of a CronJob naming Calendars required to have started")
 	}
 	if len(missing) == 0 {
 		w.checked("I3 due run required to have started")
+		w.noteMaxRunsRequired(x, prev)
 		return
 	}
 	if spec.ConcurrencyPolicy == cronv1.ForbidConcurrent && len(active) > 0 {
@@ -1005,6 +1011,7 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 		}
 	}
 	w.checked("I3 due run required to have started")
+	w.noteMaxRunsRequired(x, prev)
 	var ms []string
 	for _, t := range missing {
 		ms = append(ms, modelFmtTime(t))
@@ -1040,6 +1047,9 @@ func (w *modelWalk) checkDue(res *modelSyncResult, unrelatedFaults bool) {
 	case x.gridBroken && w.naming(x, gen).every > 0, !x.ghostAt.IsZero() && !x.ghostAt.Before(lower):
 		cat += "/after-ghost-run"
 		what += "; an earlier Job of this CronJob was for a time that is not a run (I2)"
+	case !x.uncut.IsZero() && x.uncut.Equal(prev):
+		cat += "/after-maxruns-raise"
+		what += fmt.Sprintf("; a maxRuns edit (now %s) ended the cut at the last run", modelDeref(spec.MaxRuns))
 	case unrelatedFaults:
 		cat += "/after-unrelated-fault"
 		what += "; the only faults were on calls the run does not need: " + modelDescribeCalls(res.calls)
@@ -1593,7 +1603,7 @@ func (w *modelWalk) checkMissed(res *modelSyncResult) {
 	// and each may let one older run into a catch-up's limit.
 	held := int64(0)
 	for _, t := range cands {
-		if x.maxRunsCut(t) {
+		if x.maxRunsCut(gen, t) {
 			continue // no run: maxRuns reached before it
 		}
 		switch w.owed(x, views, t, true) {

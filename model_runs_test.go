@@ -9,6 +9,18 @@ package main
 // is one request started twice (I1.run-now-twice). I11 checks a
 // CronJobRun's status never names another Job than its own, and a refused
 // one never gets a Job.
+//
+// I11.run-not-started, the liveness of CronJobRuns (docs/runs.md: one Job
+// per CronJobRun, whatever suspend, the concurrency policy, a failure
+// pause, maxRuns or the schedule say): after a sync of a CronJob that met
+// no fault and began on caches caught up with the store (its CronJobRun
+// cache among them), every CronJobRun naming that CronJob that the store
+// holds has had its Job made, by it or by an earlier CronJob under its
+// name, unless it asks for an env the CronJob does not allow (refused for
+// good). As I3 asks of due runs; and at the end of every walk the faults
+// stop, the caches catch up and every CronJob syncs (quiet), so every
+// CronJobRun still there is judged once the faults have stopped. Made more
+// than once is I11.run-started-twice.
 
 import (
 	"errors"
@@ -16,6 +28,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,6 +39,7 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
 )
 
 // modelAllowedEnv is the env var a CronJob of the walk may allow.
@@ -235,6 +249,62 @@ func (w *modelWalk) checkRuns() {
 			w.violate("I11.refused-run-started", "CronJobRun %s was refused (%s) but Job %s exists (uid %s)", key, c.Message, name, j.UID)
 		}
 	}
+}
+
+// checkRunsStarted is I11.run-not-started for the CronJobRuns naming x,
+// after a settled sync of x that met no fault.
+func (w *modelWalk) checkRunsStarted(x *modelCJ) {
+	cj, ok := w.srv.cronJobs[x.skey]
+	if !ok || cj.UID != x.uid {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(w.srv.runs)) {
+		r := w.srv.runs[key]
+		if r.Namespace != x.key.Namespace || r.Spec.CronJobName != x.name {
+			continue
+		}
+		if bad := planner.DisallowedEnv(cj, r.Spec.Env); len(bad) > 0 {
+			w.stat("I11 CronJobRuns asking for an env not allowed, not required to start")
+			continue
+		}
+		name := job.RequestName(x.name, r.UID)
+		w.checked("I11 CronJobRuns required to have started")
+		if w.runJobsMade[name] > 0 {
+			continue
+		}
+		state := "no Started condition"
+		if c := meta.FindStatusCondition(r.Status.Conditions, cronv1.ConditionRunStarted); c != nil {
+			state = fmt.Sprintf("Started %s/%s: %s", c.Status, c.Reason, c.Message)
+		}
+		w.violate("I11.run-not-started", "CronJobRun %s (uid %s, created %s, env %v) of %s has no Job %s after a settled sync with no fault (%s)",
+			key, r.UID, modelFmtTime(r.CreationTimestamp.Time), r.Spec.Env, x.name, name, state)
+	}
+}
+
+// quiet ends a walk as its faults stop: the caches catch up and every
+// CronJob syncs (again at once when it asks to), so every CronJobRun still
+// in the store is judged (checkRunsStarted). The lines go to the last
+// step, so a replay of that many steps shows them.
+func (w *modelWalk) quiet() {
+	if w.done || w.ctl == nil {
+		return
+	}
+	w.srv.faults.reset(w.step)
+	w.logf("  end of the walk: the faults stop, the caches catch up, every CronJob syncs")
+	if len(w.phantoms()) > 0 {
+		// Past the window in which the controller trusts its own writes.
+		w.clock.Step(modelOwnWritesWindow)
+		w.logf("  clock +%v: %s", modelOwnWritesWindow, modelFmtTime(w.now()))
+	}
+	for _, x := range slices.Clone(w.cjs) {
+		for burst := 0; burst < 30 && !w.done; burst++ {
+			w.catchUp(len(w.srv.jobLog), len(w.srv.cronLog))
+			if d := w.sync(x, false, burst > 0); d <= 0 || d > time.Second {
+				break
+			}
+		}
+	}
+	w.checkRuns()
 }
 
 // requestRecorded says whether the run of r, a CronJobRun's Job, is

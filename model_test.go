@@ -32,14 +32,20 @@ package main
 //
 // CronJobs may carry spec.failurePolicy, their Jobs fail in streaks, and
 // users set, edit and remove the policy and resume a paused CronJob
-// (model_failures_test.go).
+// (model_failures_test.go). Users raise spec.maxRuns, lower it to the runs
+// started or below, remove it, and set it on a CronJob without it
+// (model_maxruns_test.go).
 // Users create CronJobRuns, some asking for an env var their CronJob does
 // not allow, some with a TTL, and delete them; the CronJobRun cache lags
 // as the others do (model_runs_test.go). I1 covers their Jobs as it covers
 // run-now Jobs (one name per CronJobRun: a second create of it is
 // I1.run-now-twice), and I11 checks a CronJobRun's Job is made once
 // across every CronJob under its name (I11.run-started-twice), its status
-// names no other Job, and a refused one has none.
+// names no other Job, a refused one has none, and one still there that
+// asks for no env its CronJob refuses has its Job after a settled sync with
+// no fault (I11.run-not-started). At the end of every walk the faults stop,
+// the caches catch up and every CronJob syncs (quiet), so that check sees
+// every CronJobRun once the faults have stopped.
 // The categories of I6-I8: I6.detached-active, I6.detached-deleted
 // (/run-not-started), I6.forbid-blocked, I6.detached-released-early;
 // I7.recreated-runnow, I7.recreated-run-not-started; I3.flush-stale (a
@@ -293,6 +299,8 @@ func (s *modelSummary) report(t *testing.T, steps int, took time.Duration) {
 			"I3 newest due run a Calendar holds required to be counted",
 			"I9 streak compared, failures counted", "I9 resumeAt compared",
 			"I9 scheduled Jobs created under a stored pause, checked", "I9 runs held while paused required to be counted",
+			"I11 Jobs of a CronJob with maxRuns checked", "I3 due run of a CronJob with maxRuns required to have started",
+			"I11 CronJobRuns required to have started",
 		} {
 			if s.stats[k] == 0 {
 				t.Errorf("model: invariant check %q never checked anything: the oracle is vacuous", k)
@@ -393,9 +401,12 @@ type modelWalk struct {
 	jobHandlers, cronHandlers map[int]modelHandlerCall
 
 	// runs counts the CronJobRuns users created; reportedTwice the Jobs
-	// of CronJobRuns reported created twice (model_runs_test.go).
+	// of CronJobRuns reported created twice; runJobsMade how often the
+	// store made each CronJobRun's Job, for any CronJob, deleted or not
+	// (model_runs_test.go).
 	runs          int
 	reportedTwice map[string]bool
+	runJobsMade   map[string]int
 
 	trace  [][]string // lines per step, the last modelTraceSteps+1
 	viol   map[string]*modelViolation
@@ -437,6 +448,9 @@ type modelCJ struct {
 	retired, recreated bool
 	// fail is its spec.failurePolicy side (model_failures_test.go).
 	fail *modelFail
+	// uncut is the last run when a maxRuns edit ended the cut it made
+	// (model_maxruns_test.go).
+	uncut time.Time
 }
 
 type modelGenAt struct {
@@ -547,6 +561,7 @@ func newModelWalk(t testing.TB, seed int64, verbose bool) *modelWalk {
 		foreign:     map[string]bool{},
 		runNowSets:  map[string]map[string]int{},
 		runNowLast:  map[string][2]string{},
+		runJobsMade: map[string]int{},
 		viol:        map[string]*modelViolation{},
 		counts:      map[string]int{},
 		stats:       map[string]int{},
@@ -689,6 +704,7 @@ func (w *modelWalk) run(steps int) {
 		clear(w.stepChecked)
 	}
 	w.step--
+	w.quiet()
 }
 
 // The inputs the walk draws from.
@@ -1000,7 +1016,7 @@ func (w *modelWalk) doStep() {
 		w.logf("  faults this step: %s, rate %.1f", w.srv.faults.profile, w.srv.faults.rate)
 	}
 	x := pick(w.rng, w.cjs)
-	if w.holdMove(x) {
+	if w.holdMove(x) || w.maxRunsMove(x) {
 		return
 	}
 	if w.rng.Float64() < 0.06 {
@@ -1321,7 +1337,7 @@ func (w *modelWalk) editSpec(x *modelCJ) {
 	cj := w.srv.updateCronJob(x.skey, func(cj *cronv1.CronJob) {
 		s := &cj.Spec
 		switch r := w.rng.Float64(); {
-		case r < 0.12 && w.naming(x, cj.Generation).valid && s.MaxRuns == nil:
+		case r < 0.12 && w.naming(x, cj.Generation).valid && !x.everMaxRuns():
 			s.ExcludeCalendars = w.randomCalendarNames()
 			what = fmt.Sprintf("excludeCalendars=%v", s.ExcludeCalendars)
 		case r < 0.33 || (r < 0.6 && !w.naming(x, cj.Generation).valid):
@@ -1827,6 +1843,9 @@ func modelIndexed(idx cache.Indexer, uid types.UID) []*slim.Job {
 // jobCreated records every Job the store created for a CronJob, and checks
 // I1 and the naming rules at once.
 func (w *modelWalk) jobCreated(j *batchv1.Job, lost bool) {
+	if j.Annotations[cronv1.CronJobRunAnnotation] != "" {
+		w.runJobsMade[j.Name]++
+	}
 	ref := job.ControllerOf(j)
 	if ref == nil {
 		return
@@ -1875,7 +1894,7 @@ type modelCreatedCheck struct {
 func (w *modelWalk) checkCreatedJobs() {
 	for _, c := range w.createdToCheck {
 		w.checkCreated(c.x, c.job, c.x.jobs[c.index], c.x.jobs[:c.index])
-		w.checkMaxRunsCreated(c.x)
+		w.checkMaxRunsCreated(c.x, c.index)
 	}
 	w.createdToCheck = nil
 }

@@ -314,6 +314,34 @@ func TestMaxRunsRaisedLetsTheCronJobGoOn(t *testing.T) {
 	}
 }
 
+// docs/features.md, Run limits: once the count reaches maxRuns, Expired is
+// True with the reason MaxRunsReached, and lowering maxRuns to the count
+// stops the CronJob at once; docs/api.md: Expired is there only with
+// notAfter or maxRuns. An edit of maxRuns says so whatever the schedule:
+// one that cannot be used (Ready says InvalidSchedule first) starts no run
+// either way, but the condition must not go on describing a limit that
+// the spec no longer sets.
+func TestExpiredFollowsAMaxRunsEditWhileTheScheduleIsInvalid(t *testing.T) {
+	cj := cronJob(sched("not a schedule"), maxRuns(5), last(at(-time.Hour)), runCount(2),
+		condition(cronv1.ConditionExpired, metav1.ConditionFalse, reasonRunsRemaining, "scheduled runs end once spec.maxRuns (5) have started; 2 have"))
+
+	lowered := cj.DeepCopy()
+	lowered.Spec.MaxRuns = new(int64(2))
+	lowered.Generation++
+	p := Decide(Input{CronJob: lowered, Now: at(time.Second)})
+	if got := conditionOf(p.Status, cronv1.ConditionExpired); got != "True/"+ReasonMaxRunsReached {
+		t.Errorf("maxRuns lowered to the count (2), schedule invalid: Expired %q, want True/%s", got, ReasonMaxRunsReached)
+	}
+
+	removed := cj.DeepCopy()
+	removed.Spec.MaxRuns = nil
+	removed.Generation++
+	p = Decide(Input{CronJob: removed, Now: at(time.Second)})
+	if got := conditionOf(p.Status, cronv1.ConditionExpired); got != "" {
+		t.Errorf("maxRuns removed (no notAfter), schedule invalid: Expired %q, want none", got)
+	}
+}
+
 func TestRunNowIsNotCountedAgainstMaxRuns(t *testing.T) {
 	cj := cronJob(last(at(-time.Hour)), maxRuns(1), runNowValue("a"))
 	p := Decide(Input{CronJob: cj, Now: at(time.Second)})
