@@ -24,6 +24,7 @@ import (
 	"github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned/fake"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // newRun is a CronJobRun of the fixture's CronJob "cj".
@@ -437,5 +438,67 @@ func TestACronJobRunFollowsTheJobItsSyncReadLive(t *testing.T) {
 	}
 	if st := f.storedRun(ctx, "by-hand").Status; st.JobName != name || st.Outcome != cronv1.OutcomeRunning {
 		t.Errorf("CronJobRun status %+v, want Job %s still Running", st, name)
+	}
+}
+
+// The Job of a CronJobRun whose CronJob is gone keeps its run-record
+// finalizer until the CronJobRun's status names it: the sync of the gone
+// CronJob writes that status first, and while that write fails the Job
+// waits, or it could go with the CronJobRun still pending, and a CronJob
+// created again under the name would start the run a second time.
+func TestTheJobOfAGoneCronJobWaitsForItsCronJobRunToNameIt(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	c, kubeFactory, cronFactory := f.newRunController(ctx, run)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := job.RequestName("cj", run.UID)
+	lose := true
+	loseJobCreateAnswers(f, &lose)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("sync with the create's answer lost: no error, want one")
+	}
+	lose = false
+	made := liveJob(t, ctx, f, name)
+	cacheJob(t, kubeFactory, made)
+
+	refuse := true
+	f.client.PrependReactor("update", "cronjobruns", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if refuse && a.GetSubresource() == "status" {
+			return true, nil, apierrors.NewInternalError(errors.New("injected: update cronjobruns/status"))
+		}
+		return false, nil, nil
+	})
+	// The CronJob goes; the garbage collector deletes its Job.
+	if err := f.client.BatchV1().CronJobs("default").Delete(ctx, "cj", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Delete(mustSlimCronJob(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	c.deleteCronJob(f.cronJob)
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting := liveJob(t, ctx, f, name)
+	cacheJob(t, kubeFactory, deleting)
+	c.updateJob(slim.NewJob(made), slim.NewJob(deleting))
+	c.syncHandler(ctx, key) //nolint:errcheck // the CronJobRun's status write fails
+	if j := liveJob(t, ctx, f, name); j == nil || !job.HoldsRunRecord(j) {
+		t.Fatalf("Job %s released while its CronJobRun's status does not name it: %v", name, j)
+	}
+
+	refuse = false
+	for range 2 {
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is the Job
+		f.recacheRuns(ctx, cronFactory)
+	}
+	if st := f.storedRun(ctx, "by-hand").Status; st.JobName != name {
+		t.Fatalf("CronJobRun status %+v, want it to name %s", st, name)
+	}
+	if j := liveJob(t, ctx, f, name); j != nil {
+		t.Errorf("Job %s still held once its CronJobRun's status names it: %+v", name, j.ObjectMeta)
 	}
 }
