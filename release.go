@@ -31,16 +31,77 @@ import (
 // those this process released already and the cache still shows holding it.
 func (c *Controller) releaseJobs(ctx context.Context, cj *cronv1.CronJob, releases []planner.Release) error {
 	var errs []error
+	var runs liveRuns
 	for _, r := range releases {
 		if ctx.Err() != nil {
 			errs = append(errs, context.Cause(ctx))
 			break
+		}
+		switch held, err := c.heldByRun(ctx, cache.MetaObjectToName(cj), r.Name, true, &runs); {
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		case held:
+			continue
 		}
 		if err := c.release(ctx, cj.Namespace, r.Name, r.UID, r.Finalizers); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// liveRuns are a namespace's CronJobRuns as the API server holds them, read
+// once, when first needed.
+type liveRuns struct {
+	items []cronv1.CronJobRun
+	read  bool
+}
+
+// heldByRun reports whether the CronJobRun whose Job is jobName (a Job of
+// the CronJob under key) still holds its run-record finalizer: its stored
+// status must name the Job, and its outcome once the Job has finished,
+// before the finalizer goes; released earlier, the Job could go while the
+// CronJobRun still looks pending, and a later sync would start it a second
+// Job. A plan (planned) judged the CronJobRuns in the cache already; one
+// the cache lacks (a standby's cache behind) the plan took for gone, so the
+// API server is asked, for such Jobs only. A Job whose CronJob is gone has
+// no plan: the CronJobRun the cache shows is judged here.
+func (c *Controller) heldByRun(ctx context.Context, key cache.ObjectName, jobName string, planned bool, runs *liveRuns) (bool, error) {
+	if c.runIndexer == nil || !job.IsRequestName(key.Name, jobName) {
+		return false, nil
+	}
+	cached, err := c.runsOf(key)
+	if err != nil {
+		return false, err
+	}
+	var st *cronv1.CronJobRunStatus
+	if i := slices.IndexFunc(cached, func(r *cronv1.CronJobRun) bool { return job.RequestName(key.Name, r.UID) == jobName }); i >= 0 {
+		if planned {
+			return false, nil
+		}
+		st = &cached[i].Status
+	} else {
+		if !runs.read {
+			list, err := c.runs.CronJobRuns(key.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, fmt.Errorf("reading the CronJobRuns of %s before releasing Job %s: %w", key, jobName, err)
+			}
+			runs.items, runs.read = list.Items, true
+		}
+		i := slices.IndexFunc(runs.items, func(r cronv1.CronJobRun) bool {
+			return r.Spec.CronJobName == key.Name && job.RequestName(key.Name, r.UID) == jobName
+		})
+		if i < 0 {
+			return false, nil // gone: nothing holds the Job
+		}
+		st = &runs.items[i].Status
+	}
+	if st.JobName != jobName {
+		return true, nil
+	}
+	j, ok := c.cachedJob(cache.ObjectName{Namespace: key.Namespace, Name: jobName})
+	return ok && j.Finished() != "" && st.Outcome != cronv1.OutcomeSucceeded && st.Outcome != cronv1.OutcomeFailed, nil
 }
 
 // releaseRecorded releases the finished Jobs of cj whose runs cj.Status,
@@ -184,6 +245,7 @@ func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) e
 		}
 	}
 	var errs []error
+	var runs liveRuns
 	for _, o := range noted {
 		if key := o.owner; c.shards != nil && !c.owns(cmp.Or(key, o.uid)) {
 			continue // its shard moved to another replica, which sees it too
@@ -200,6 +262,18 @@ func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) e
 				c.orphans.add(key, o)
 				continue
 			}
+		}
+		switch held, err := c.heldByRun(ctx, key, o.name, false, &runs); {
+		case err != nil:
+			c.orphans.add(key, o)
+			errs = append(errs, err)
+			continue
+		case held:
+			// Its CronJobRun's status does not name it yet: the sync of
+			// the CronJob gone, following its CronJobRuns, writes that.
+			c.orphans.add(key, o)
+			errs = append(errs, fmt.Errorf("Job %s waits for its CronJobRun's status to name it", o.name))
+			continue
 		}
 		if err := c.release(ctx, key.Namespace, o.name, o.uid, o.finalizers); err != nil {
 			c.orphans.add(key, o)
