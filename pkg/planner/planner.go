@@ -387,6 +387,9 @@ func Decide(in Input) *Plan {
 	p.priorSched = parseResolved(p.Status.ResolvedSchedule, p.Status.ResolvedTimeZone)
 	sched := p.observeSchedule()
 	if sched == nil {
+		// No schedule to bound, but Expired still follows the spec's
+		// notAfter and maxRuns, edited or not.
+		p.noteExpired()
 		return p
 	}
 	sched = p.observeWindow(sched)
