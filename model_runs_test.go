@@ -28,6 +28,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -134,6 +135,24 @@ func (s *modelServer) reactRun(a core.Action) (bool, runtime.Object, error) {
 			return true, nil, apierrors.NewNotFound(cronv1.Resource("cronjobruns"), ga.GetName())
 		}
 		return true, r.DeepCopy(), nil
+	case a.GetVerb() == "list":
+		// Before releasing a CronJobRun's Job its cache lacks (heldByRun).
+		ns := a.GetNamespace()
+		call := modelCall{verb: "list", resource: "cronjobruns"}
+		call.fault = s.faults.decide("list", "cronjobruns", ns, false, false)
+		if call.fault != "" {
+			call.err = modelFaultError(call.fault, "list CronJobRuns")
+			s.calls = append(s.calls, call)
+			return true, nil, call.err
+		}
+		s.calls = append(s.calls, call)
+		list := &cronv1.CronJobRunList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatInt(s.rv, 10)}}
+		for _, key := range slices.Sorted(maps.Keys(s.runs)) {
+			if r := s.runs[key]; ns == "" || r.Namespace == ns {
+				list.Items = append(list.Items, *r.DeepCopy())
+			}
+		}
+		return true, list, nil
 	case a.GetVerb() == "delete":
 		da := a.(core.DeleteAction)
 		call := modelCall{verb: "delete", resource: "cronjobruns", name: da.GetName()}

@@ -270,9 +270,10 @@ func (c *Controller) releaseOrphans(ctx context.Context, key cache.ObjectName) e
 			continue
 		case held:
 			// Its CronJobRun's status does not name it yet: the sync of
-			// the CronJob gone, following its CronJobRuns, writes that.
+			// the CronJob gone, following its CronJobRuns, writes that,
+			// and the CronJobRun's change queues this key again.
 			c.orphans.add(key, o)
-			errs = append(errs, fmt.Errorf("Job %s waits for its CronJobRun's status to name it", o.name))
+			klog.FromContext(ctx).V(2).Info("Job of a gone CronJob waits for its CronJobRun's status to name it", "job", klog.KRef(key.Namespace, o.name))
 			continue
 		}
 		if err := c.release(ctx, key.Namespace, o.name, o.uid, o.finalizers); err != nil {
