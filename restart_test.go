@@ -290,7 +290,8 @@ func TestForbidStartsNoRunBesideALostRunAfterALongOutage(t *testing.T) {
 	}
 	cacheCronJob(t, cronFactory, stored)
 	f.kubeclient.ClearActions()
-	f.clock.SetTime(at(2*time.Hour + time.Minute + time.Second)) // 12:01:01
+	// 12:01:01
+	f.clock.SetTime(at(2*time.Hour + time.Minute + time.Second))
 	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
 	if got := created(f); len(got) != 0 {
 		t.Errorf("12:01: created %q, want none: the 12:00 Job still runs and concurrencyPolicy is Forbid (stored at 12:00:40: active %v, missed %+v)",
