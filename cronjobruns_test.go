@@ -502,3 +502,67 @@ func TestTheJobOfAGoneCronJobWaitsForItsCronJobRunToNameIt(t *testing.T) {
 		t.Errorf("Job %s still held once its CronJobRun's status names it: %+v", name, j.ObjectMeta)
 	}
 }
+
+// A CronJobRun whose CronJob is deleted while its Job runs: the garbage
+// collector deletes the Job, the sync of the gone CronJob releases it and
+// it goes. Its run was never seen to finish, so the CronJobRun's outcome
+// must become Unknown (docs/runs.md: "Unknown (the Job went away before it
+// was seen to finish)"), and its TTL can then run; it must not say
+// Running for ever (kubectl cronjob run --wait waiting with it). Only the
+// events the controller would get are given to it.
+func TestACronJobRunWhoseCronJobIsDeletedWhileItsJobRunsEndsUnknown(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	c, kubeFactory, cronFactory := f.newRunController(ctx, run)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	f.recacheRuns(ctx, cronFactory)
+	name := job.RequestName("cj", run.UID)
+	made := liveJob(t, ctx, f, name)
+	if st := f.storedRun(ctx, "by-hand").Status; made == nil || st.JobName != name || st.Outcome != cronv1.OutcomeRunning {
+		t.Fatalf("CronJobRun status %+v, want Job %s running", st, name)
+	}
+	cacheJob(t, kubeFactory, made)
+
+	if err := f.client.BatchV1().CronJobs("default").Delete(ctx, "cj", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Delete(mustSlimCronJob(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	c.deleteCronJob(f.cronJob)
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting := liveJob(t, ctx, f, name)
+	cacheJob(t, kubeFactory, deleting)
+	c.updateJob(slim.NewJob(made), slim.NewJob(deleting))
+
+	rv := f.storedRun(ctx, "by-hand").ResourceVersion
+	for range 5 {
+		f.clock.Step(10 * time.Second)
+		drainSyncs(t, ctx, c)
+		if liveJob(t, ctx, f, name) == nil {
+			// The Job informer's delete, once the release let it go.
+			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(deleting)); err == nil {
+				c.deleteJob(slim.NewJob(deleting))
+			}
+		}
+		if r := f.storedRun(ctx, "by-hand"); r.ResourceVersion != rv {
+			rv = r.ResourceVersion
+			f.recacheRuns(ctx, cronFactory)
+			c.runChanged(r)
+		}
+	}
+	if liveJob(t, ctx, f, name) != nil {
+		t.Fatalf("Job %s was not released; the case needs it gone", name)
+	}
+	if st := f.storedRun(ctx, "by-hand").Status; st.Outcome != cronv1.OutcomeUnknown {
+		t.Errorf("CronJobRun outcome %q after its CronJob and its Job went, want Unknown", st.Outcome)
+	}
+}

@@ -397,3 +397,55 @@ func TestMaxRunsCountsARunWhoseTimeAScheduleEditRefuses(t *testing.T) {
 		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
 	}
 }
+
+// As TestMaxRunsCountsARunWhoseTimeAScheduleEditRefuses, with the window
+// edited instead of the schedule: the 10:00 run starts, its status write
+// is refused and the controller crashes; the user moves spec.notBefore to
+// 10:30 (postponing the CronJob). The next leader's Job cache lacks the
+// 10:00 Job. 10:00 is now outside the window, so no sync settles it as not
+// run, none looks its Job up, and the count ("exact whatever the informer
+// caches lag", docs/features.md) leaves it out: 11:00 and 12:00 both
+// start, three runs under maxRuns 2.
+func TestMaxRunsCountsARunWhoseTimeAWindowEditLeavesOut(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2), inForce("0 * * * *", "UTC"))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	if ran == nil {
+		t.Fatalf("created %q, want the 10:00 run", created(f))
+	}
+	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Generation++
+	live.Spec.NotBefore = &metav1.Time{Time: at(30 * time.Minute)}
+	if _, err := f.client.BatchV1().CronJobs("default").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, now := range []time.Time{at(time.Hour + 5*time.Second), at(2*time.Hour + 5*time.Second), at(3*time.Hour + 5*time.Second)} {
+		f.clock.SetTime(now)
+		c, kubeFactory, _ := restart(t, ctx, f)
+		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+			t.Fatal(err)
+		}
+		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
+	}
+	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, j := range jobs.Items {
+		all = append(all, j.Name)
+	}
+	if len(all) > 2 {
+		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
@@ -416,5 +417,53 @@ func TestNextScheduleTimeIsAheadOfTheDecision(t *testing.T) {
 				t.Errorf("nextScheduleTime %v is not after the decision at %v: the bookkeeping bound would be stale", next, now)
 			}
 		})
+	}
+}
+
+// The same when the sync fails at its lookups of the times it settles as
+// not run (lookUpNotRun): a Forbid CronJob with a 5 s starting deadline,
+// whose 09:00 and 10:00 runs passed while the controller was away, syncs
+// at 10:59:58 and a read of their Jobs fails (the API server answers 500,
+// once). The 11:00 run is due in 2 s: the CronJob must be queued for it,
+// not left to the retry's 10 s backoff, past which the run is beyond its
+// deadline and counted missed.
+func TestASyncFailingAtItsLookupsStillWakesForTheNextRun(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(time.Hour-2*time.Second)) // 10:59:58
+	f.cronJob = newCronJob(lastScheduled(at(-2*time.Hour)), policy(cronv1.ForbidConcurrent), deadline(5))
+	f.jobs = []*batchv1.Job{newJob(at(-2*time.Hour), succeeded)}
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	faults := injectFaults(f)
+	faults["get jobs"] = true
+	limiter := newRateLimiter()
+	for range 12 { // earlier failures in a row: the next retry backs off 10 s
+		limiter.When(key)
+	}
+	c.queue.ShutDown()
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Clock: f.clock})
+	t.Cleanup(c.queue.ShutDown)
+
+	c.queue.Add(key)
+	c.processNextWorkItem(ctx)
+	if !slices.ContainsFunc(f.kubeclient.Actions(), func(a core.Action) bool { return a.GetVerb() == "get" }) {
+		t.Fatal("no Job was looked up; the case tests nothing")
+	}
+	clear(faults)
+	f.clock.Step(2 * time.Second) // 11:00
+	got := make(chan cache.ObjectName, 1)
+	go func() {
+		k, _ := c.queue.Get()
+		got <- k
+	}()
+	select {
+	case k := <-got:
+		if k != key {
+			t.Errorf("queued %v, want %v", k, key)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		c.queue.ShutDown()
+		t.Errorf("at 11:00 the CronJob is not queued: its run waits for the retry's 10 s backoff, past its 5 s deadline")
 	}
 }

@@ -420,3 +420,73 @@ func TestTTLZeroFailedJobStaysUntilTheStatusSawItFinish(t *testing.T) {
 		t.Errorf("the failed Job hangs in Terminating once the status saw it finish: finalizers %v", live.Finalizers)
 	}
 }
+
+// A CronJobRun's Job whose CronJob is deleted and created again under its
+// name before the controller synced the deletion (kubectl replace --force,
+// a chart reinstalled): the garbage collector deletes the old CronJob's
+// Job, and the new CronJob cannot name it in the CronJobRun's status (it is
+// not its Job: the CronJobRun is refused, its Job's name taken). The
+// finalizer must still go (release.go: "Without this, a Job the garbage
+// collector or a user deletes after its CronJob would hang in
+// Terminating"), and the new CronJob's syncs must not fail for it.
+func TestTheJobOfACronJobRunGoesWhenItsCronJobIsCreatedAgainUnderItsName(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	c, kubeFactory, cronFactory := f.newRunController(ctx, run)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	name := job.RequestName("cj", run.UID)
+	lose := true
+	loseJobCreateAnswers(f, &lose)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("sync with the create's answer lost: no error, want one")
+	}
+	lose = false
+	made := liveJob(t, ctx, f, name)
+	if made == nil {
+		t.Fatal("the CronJobRun's Job was not made")
+	}
+	cacheJob(t, kubeFactory, made)
+
+	// Deleted and created again at once: the controller's next sync of the
+	// key sees only the new CronJob.
+	if err := f.client.BatchV1().CronJobs("default").Delete(ctx, "cj", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cronFactory.Batch().V1().CronJobs().Informer().GetIndexer().Delete(mustSlimCronJob(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	c.deleteCronJob(f.cronJob)
+	again := newCronJob(lastScheduled(at(-time.Hour)), func(cj *cronv1.CronJob) { cj.UID = "cj-uid-again" })
+	if _, err := f.client.BatchV1().CronJobs("default").Create(ctx, again, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cacheCronJob(t, cronFactory, again)
+	// The garbage collector deletes the old CronJob's Job.
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting := liveJob(t, ctx, f, name)
+	cacheJob(t, kubeFactory, deleting)
+	c.updateJob(slim.NewJob(made), slim.NewJob(deleting))
+
+	var err error
+	for range 4 {
+		f.clock.Step(10 * time.Second)
+		_, err = c.syncHandler(ctx, key)
+		f.recacheRuns(ctx, cronFactory)
+		if j := liveJob(t, ctx, f, name); j != nil {
+			cacheJob(t, kubeFactory, j)
+		}
+	}
+	st := f.storedRun(ctx, "by-hand").Status
+	if j := liveJob(t, ctx, f, name); j != nil {
+		t.Errorf("the old CronJob's Job %s hangs in Terminating (finalizers %v, deleted %v); the CronJobRun's status: job %q, conditions %+v",
+			name, j.Finalizers, j.DeletionTimestamp, st.JobName, st.Conditions)
+	}
+	if err != nil {
+		t.Errorf("the new CronJob's sync fails for the old one's Job: %v", err)
+	}
+}

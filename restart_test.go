@@ -253,3 +253,48 @@ func TestReplaceReplacesALostRunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
 		t.Errorf("11:00: the 10:00 Job still runs beside the 11:00 one; Replace wants it deleted")
 	}
 }
+
+// The lookups reach "the 101 most recent times" (docs/features.md, Run
+// limits): the most recent of all among them. A Forbid CronJob run every
+// minute, with a 30 s starting deadline, whose controller was away from
+// 10:00 to 12:00: at 12:00:05 the leader starts 12:00 (counting the 119
+// times before it missed) and its status write is lost before it crashes.
+// The next leader's Job cache lacks the 12:00 Job; at 12:00:40 12:00 is
+// past its deadline, and before settling it as missed the sync must read
+// its Job, or at 12:01 Forbid starts a run beside the one still running.
+func TestForbidStartsNoRunBesideALostRunAfterALongOutage(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(2*time.Hour+5*time.Second)) // 12:00:05
+	f.cronJob = newCronJob(lastScheduled(at(0)), withSchedule("* * * * *"), policy(cronv1.ForbidConcurrent), deadline(30))
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	stop := conflictOnStatus(f)
+	syncWantConflict(t, ctx, c, key, "the 12:00 sync")
+	stop()
+	ran := liveJob(t, ctx, f, jobName(at(2*time.Hour)))
+	if ran == nil {
+		t.Fatalf("created %q, want the 12:00 run", created(f))
+	}
+
+	f.clock.SetTime(at(2*time.Hour + 40*time.Second)) // 12:00:40
+	c, kubeFactory, cronFactory := restart(t, ctx, f)
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheCronJob(t, cronFactory, stored)
+	f.kubeclient.ClearActions()
+	// 12:01:01
+	f.clock.SetTime(at(2*time.Hour + time.Minute + time.Second))
+	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
+	if got := created(f); len(got) != 0 {
+		t.Errorf("12:01: created %q, want none: the 12:00 Job still runs and concurrencyPolicy is Forbid (stored at 12:00:40: active %v, missed %+v)",
+			got, stored.Status.Active, stored.Status.MissedRuns)
+	}
+}

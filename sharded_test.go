@@ -26,6 +26,7 @@ import (
 	"fmt"
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
+	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/shard"
 	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 	"k8s.io/apimachinery/pkg/types"
@@ -542,4 +543,103 @@ func TestShardedCronJobRunsOfAGoneCronJobAreFollowedByOneReplica(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Sharded, a CronJobRun of a CronJob deleted right as its Job finished
+// (before a sync wrote the outcome into the CronJobRun's status): the
+// replica holding the CronJobRun's own shard must follow it once the
+// CronJob is gone (docs/runs.md, CHANGELOG), so its outcome is written and
+// its Job, which the garbage collector deletes, loses its finalizer.
+// Replica A holds the CronJob's shard (the CronJob and its Job are in its
+// caches, and only the events it would get are given to it); replica B
+// holds the CronJobRun's shard, and sees the CronJobRun change only when
+// someone writes it. Nothing the deletion does reaches B.
+func TestShardedCronJobRunOfACronJobDeletedAsItsJobFinishedIsFollowed(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(-30*time.Minute))
+	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)))
+	run := newRun("by-hand")
+	cjShard, runShard := shard.OfUID(f.cronJob.UID, replicaShards), shard.OfUID(run.UID, replicaShards)
+	if cjShard == runShard {
+		t.Fatalf("the case needs the CronJob (shard %d) and the CronJobRun (shard %d) in different shards", cjShard, runShard)
+	}
+	holder, _, _ := f.newRunController(ctx, run)
+	honourFinalizers(f.kubeclient, f.clock)
+	key := cache.MetaObjectToName(f.cronJob)
+	if _, err := holder.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	name := job.RequestName("cj", run.UID)
+	if st := f.storedRun(ctx, "by-hand").Status; st.JobName != name || st.Outcome != cronv1.OutcomeRunning {
+		t.Fatalf("CronJobRun status %+v, want Job %s running", st, name)
+	}
+
+	// Replica A, holding the CronJob's shard; replica B, the CronJobRun's.
+	a, aJobs, aCron := f.restartRuns(ctx)
+	aSet := shard.NewSet(replicaShards, f.clock)
+	aSet.Acquire(cjShard, f.clock.Now().Add(time.Hour))
+	a.shards = aSet
+	b, bJobs, bCron := f.restartRuns(ctx)
+	bSet := shard.NewSet(replicaShards, f.clock)
+	bSet.Acquire(runShard, f.clock.Now().Add(time.Hour))
+	b.shards = bSet
+	if err := bJobs.Batch().V1().Jobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := bCron.Batch().V1().CronJobs().Informer().GetIndexer().Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// The Job finishes; the CronJob is deleted before A syncs it, and the
+	// garbage collector deletes the Job.
+	f.clock.Step(time.Minute)
+	before := liveJob(t, ctx, f, name)
+	finishJob(t, ctx, f, aJobs, name)
+	finished := liveJob(t, ctx, f, name)
+	a.updateJob(slim.NewJob(before), slim.NewJob(finished))
+	if err := f.client.BatchV1().CronJobs("default").Delete(ctx, "cj", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := aCron.Batch().V1().CronJobs().Informer().GetIndexer().Delete(mustSlimCronJob(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	a.deleteCronJob(f.cronJob)
+	if err := f.kubeclient.BatchV1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleting := liveJob(t, ctx, f, name)
+	cacheJob(t, aJobs, deleting)
+	a.updateJob(slim.NewJob(finished), slim.NewJob(deleting))
+
+	// A retries its failed syncs (backoff); B syncs what its events queue.
+	rv := f.storedRun(ctx, "by-hand").ResourceVersion
+	var aErr error
+	for range 5 {
+		f.clock.Step(10 * time.Second)
+		drainSyncs(t, ctx, a)
+		_, aErr = a.syncHandler(ctx, key)
+		drainSyncs(t, ctx, b)
+		if r := f.storedRun(ctx, "by-hand"); r.ResourceVersion != rv {
+			rv = r.ResourceVersion
+			a.recacheRunsFor(t, ctx, f, aCron, r)
+			b.recacheRunsFor(t, ctx, f, bCron, r)
+		}
+		if j := liveJob(t, ctx, f, name); j != nil {
+			cacheJob(t, aJobs, j)
+		}
+	}
+	if st := f.storedRun(ctx, "by-hand").Status; st.Outcome != cronv1.OutcomeSucceeded {
+		t.Errorf("CronJobRun outcome %q after its CronJob was deleted, want Succeeded: no replica followed it", st.Outcome)
+	}
+	if j := liveJob(t, ctx, f, name); j != nil {
+		t.Errorf("Job %s hangs in Terminating (finalizers %v); A's last sync: %v", name, j.Finalizers, aErr)
+	}
+}
+
+// recacheRunsFor puts the API server's CronJobRuns into c's cache and
+// gives c the event of r's change, as its informer would.
+func (c *Controller) recacheRunsFor(t *testing.T, ctx context.Context, f *fixture, cronFactory informers.SharedInformerFactory, r *cronv1.CronJobRun) {
+	t.Helper()
+	f.recacheRuns(ctx, cronFactory)
+	c.runChanged(r)
 }
