@@ -740,6 +740,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		found, records, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
 		if err != nil {
 			c.giveBack(key, v)
+			// As any failed sync: retried with backoff, and queued for
+			// the next run besides, which must not wait for the backoff.
+			if next := nextRun(v.cronJob, plan, v.input.Now); !next.IsZero() {
+				return max(next.Sub(c.clock.Now()), time.Nanosecond), err
+			}
 			return 0, err
 		}
 		if len(found)+len(records) > 0 {

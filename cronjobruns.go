@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -116,12 +115,13 @@ func (c *Controller) runsOf(key cache.ObjectName) ([]*cronv1.CronJobRun, error) 
 	return runs, nil
 }
 
-// runsOfGone returns those of runs (naming the CronJob under key, which
-// the cache lacks) that this replica follows as runs of a CronJob gone.
-// Unsharded, all. Sharded, the cache holds only the held shards' CronJobs:
+// runsOfGone returns runs (naming the CronJob under key, which the cache
+// lacks) if the CronJob is gone, for this sync to follow. Unsharded the
+// cache says so. Sharded, the cache holds only the held shards' CronJobs:
 // one it lacks may be another replica's, whose sync follows its runs, so
-// the API server is asked; if the CronJob is gone, each run is followed
-// by the replica holding the shard of the run's own UID, and by no other.
+// the API server is asked; once it says the CronJob is gone, any replica
+// syncing the key follows them (the one that held the CronJob's shard sees
+// its delete, and its Jobs'), reading their Jobs live (jobOfGone).
 func (c *Controller) runsOfGone(ctx context.Context, key cache.ObjectName, runs []*cronv1.CronJobRun) ([]*cronv1.CronJobRun, error) {
 	if c.shards == nil || len(runs) == 0 {
 		return runs, nil
@@ -132,7 +132,7 @@ func (c *Controller) runsOfGone(ctx context.Context, key cache.ObjectName, runs 
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("looking up CronJob %s, named by CronJobRuns: %w", key, err)
 	}
-	return slices.DeleteFunc(runs, func(r *cronv1.CronJobRun) bool { return !c.owns(r.UID) }), nil
+	return runs, nil
 }
 
 // requestsOf is what the planner reads of runs.

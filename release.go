@@ -63,42 +63,43 @@ type liveRuns struct {
 // status must name the Job, and its outcome once the Job has finished,
 // before the finalizer goes; released earlier, the Job could go while the
 // CronJobRun still looks pending, and a later sync would start it a second
-// Job. A plan (planned) judged the CronJobRuns in the cache already; one
-// the cache lacks (a standby's cache behind) the plan took for gone, so the
-// API server is asked, for such Jobs only. A Job whose CronJob is gone has
-// no plan: the CronJobRun the cache shows is judged here.
+// Job. One refused for good never names it, and holds nothing. A plan
+// (planned) judged the CronJobRuns in the cache already; one the cache
+// lacks (a standby's cache behind) the plan took for gone, and a Job whose
+// CronJob is gone has no plan (its CronJobRun's status was just written,
+// which the cache may not show yet): for those the API server is asked.
 func (c *Controller) heldByRun(ctx context.Context, key cache.ObjectName, jobName string, planned bool, runs *liveRuns) (bool, error) {
 	if c.runIndexer == nil || !job.IsRequestName(key.Name, jobName) {
 		return false, nil
 	}
-	cached, err := c.runsOf(key)
-	if err != nil {
-		return false, err
-	}
-	var st *cronv1.CronJobRunStatus
-	if i := slices.IndexFunc(cached, func(r *cronv1.CronJobRun) bool { return job.RequestName(key.Name, r.UID) == jobName }); i >= 0 {
-		if planned {
+	if planned {
+		cached, err := c.runsOf(key)
+		if err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(cached, func(r *cronv1.CronJobRun) bool { return job.RequestName(key.Name, r.UID) == jobName }) {
 			return false, nil
 		}
-		st = &cached[i].Status
-	} else {
-		if !runs.read {
-			list, err := c.runs.CronJobRuns(key.Namespace).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, fmt.Errorf("reading the CronJobRuns of %s before releasing Job %s: %w", key, jobName, err)
-			}
-			runs.items, runs.read = list.Items, true
+	}
+	if !runs.read {
+		list, err := c.runs.CronJobRuns(key.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading the CronJobRuns of %s before releasing Job %s: %w", key, jobName, err)
 		}
-		i := slices.IndexFunc(runs.items, func(r cronv1.CronJobRun) bool {
-			return r.Spec.CronJobName == key.Name && job.RequestName(key.Name, r.UID) == jobName
-		})
-		if i < 0 {
-			return false, nil // gone: nothing holds the Job
-		}
-		st = &runs.items[i].Status
+		runs.items, runs.read = list.Items, true
+	}
+	i := slices.IndexFunc(runs.items, func(r cronv1.CronJobRun) bool {
+		return r.Spec.CronJobName == key.Name && job.RequestName(key.Name, r.UID) == jobName
+	})
+	if i < 0 {
+		return false, nil // gone: nothing holds the Job
+	}
+	st := &runs.items[i].Status
+	if _, done := planner.Finished(st); done && st.JobName != jobName {
+		return false, nil // refused for good (its name taken, say): it never names this Job
 	}
 	if st.JobName != jobName {
-		return true, nil
+		return st.JobName == "", nil
 	}
 	j, ok := c.cachedJob(cache.ObjectName{Namespace: key.Namespace, Name: jobName})
 	return ok && j.Finished() != "" && st.Outcome != cronv1.OutcomeSucceeded && st.Outcome != cronv1.OutcomeFailed, nil

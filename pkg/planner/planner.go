@@ -1086,11 +1086,16 @@ func (p *Plan) notRun(ts ...time.Time) {
 	}
 	for _, t := range ts {
 		name := job.Name(p.cj.Name, t)
-		if len(p.NotRun) > schedule.ManyMissed || slices.ContainsFunc(p.NotRun, t.Equal) ||
-			slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == name }) {
+		if slices.ContainsFunc(p.NotRun, t.Equal) || slices.ContainsFunc(p.jobs, func(j Job) bool { return j.GetName() == name }) {
 			continue
 		}
 		p.NotRun = append(p.NotRun, t)
+	}
+	// The newest, which a lost run most likely took, at most ManyMissed+1:
+	// the settling paths add theirs in no order of time.
+	slices.SortFunc(p.NotRun, func(a, b time.Time) int { return b.Compare(a) })
+	if len(p.NotRun) > schedule.ManyMissed+1 {
+		p.NotRun = p.NotRun[:schedule.ManyMissed+1]
 	}
 }
 
