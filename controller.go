@@ -620,7 +620,19 @@ func (c *Controller) deleteJob(obj any) {
 	c.createdJobs.Forget(cache.MetaObjectToName(j))
 	c.deletedJobs.Forget(j.UID)
 	c.releasedJobs.Forget(j.UID)
-	c.enqueueOwner(j)
+	if !c.enqueueOwner(j) {
+		c.enqueueRunOfGone(j)
+	}
+}
+
+// enqueueRunOfGone queues the key of j's CronJob, gone, if j is the Job of
+// a CronJobRun: the sync of a CronJob gone follows its CronJobRuns, and
+// the Job's going is what turns a run not seen to finish Unknown. No other
+// event would queue that key again.
+func (c *Controller) enqueueRunOfGone(j *slim.Job) {
+	if ref := job.ControllerOf(j); c.runInformer != nil && ref != nil && job.IsRequestName(ref.Name, j.Name) {
+		c.queue.Add(cache.ObjectName{Namespace: j.Namespace, Name: ref.Name})
+	}
 }
 
 // slimJob returns the cache form of a Job given to an event handler. The
