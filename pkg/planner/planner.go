@@ -392,6 +392,7 @@ func Decide(in Input) *Plan {
 		p.noteExpired()
 		return p
 	}
+	p.notRunBeforeWindow(sched)
 	sched = p.observeWindow(sched)
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		p.Status.NextScheduleTime = nil
@@ -1097,6 +1098,35 @@ func (p *Plan) notRun(ts ...time.Time) {
 	if len(p.NotRun) > schedule.ManyMissed+1 {
 		p.NotRun = p.NotRun[:schedule.ManyMissed+1]
 	}
+}
+
+// notRunBeforeWindow adds to NotRun the times of sched (not bounded by the
+// window) after the settled point and before spec.notBefore: no run now,
+// but a run may have taken one before notBefore was moved past it, its
+// status write lost, and the view lack its Job.
+func (p *Plan) notRunBeforeWindow(sched *schedule.Schedule) {
+	nb := timeOf(p.cj.Spec.NotBefore)
+	if nb == nil || !p.lookupsPay() {
+		return
+	}
+	base := p.settledUntil()
+	until := *nb
+	if p.now.Before(until) {
+		until = p.now
+	}
+	if !until.After(base) {
+		return
+	}
+	due, err := sched.MostRecent(base, until.Add(-time.Nanosecond))
+	if err != nil || due.Time.IsZero() {
+		return
+	}
+	c := newCandidates(sched, nil, base, due)
+	var ts []time.Time
+	for t, ok := c.pop(); ok && len(ts) <= schedule.ManyMissed; t, ok = c.pop() {
+		ts = append(ts, t)
+	}
+	p.notRun(ts...)
 }
 
 // lookupsPay reports whether a run the view lacks, settled as not run,
