@@ -160,9 +160,7 @@ func TestRunningJobDeletedByHandIsNotCreatedAgain(t *testing.T) {
 			if liveJob(t, ctx, f, name) != nil {
 				t.Fatalf("writes %q: the deleted Job hangs in Terminating once the status dropped it", describe(f.kubeclient.Actions(), true))
 			}
-			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(terminating)); err != nil {
-				t.Fatal(err)
-			}
+			uncacheJob(t, kubeFactory, terminating)
 			syncs(t, ctx, f, c, cronFactory)
 			f.clock.Step(time.Minute)
 			cj := syncs(t, ctx, f, c, cronFactory)
@@ -202,9 +200,7 @@ func TestDetachedJobDeletedBeforeItsRunIsRecordedKeepsItsRecord(t *testing.T) {
 		t.Errorf("writes %q: the detached Job's finalizer went while no stored status records its run",
 			describe(f.kubeclient.Actions(), true))
 		// The cache follows: the Job is gone.
-		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(unrecorded)); err != nil {
-			t.Fatal(err)
-		}
+		uncacheJob(t, kubeFactory, unrecorded)
 	}
 	if _, err := ctl.syncHandler(ctx, cache.MetaObjectToName(f.cronJob)); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
-	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 func withFailurePolicy(pauseAfter int32, resumeAfter time.Duration) func(*cronv1.CronJob) {
@@ -226,9 +225,7 @@ func TestACrashAfterATrialStartsStartsNoSecondTrial(t *testing.T) {
 	f.clock.SetTime(at(time.Hour + time.Second))
 	c2, kubeFactory, _ := restart(t, ctx, f)
 	trial := liveJob(t, ctx, f, jobName(topOfHour))
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, trial)
 	if _, err := c2.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -257,9 +254,7 @@ func TestATrialWhoseStatusWasLostBeforeACrashIsFoundByTheNextLeader(t *testing.T
 	f.clock.SetTime(at(time.Hour + time.Second))
 	c2, kubeFactory, _ := restart(t, ctx, f)
 	trial := liveJob(t, ctx, f, jobName(topOfHour))
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, trial)
 	if _, err := c2.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -391,9 +386,7 @@ func TestATrialWhoseStatusWasLostIsFoundWhenTheNextLeaderComesBeforeTheLengthene
 	for _, now := range []time.Time{at(30 * time.Minute), at(2*time.Hour + time.Second)} {
 		f.clock.SetTime(now)
 		c, kubeFactory, _ := restart(t, ctx, f)
-		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
-			t.Fatal(err)
-		}
+		uncacheJob(t, kubeFactory, trial)
 		if _, err := c.syncHandler(ctx, key); err != nil {
 			t.Fatal(err)
 		}
@@ -437,9 +430,7 @@ func TestATrialFoundFailedByTheLookupCountsOnce(t *testing.T) {
 			c, kubeFactory, cronFactory = restart(t, ctx, f)
 		}
 		if i != 1 {
-			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
-				t.Fatal(err)
-			}
+			uncacheJob(t, kubeFactory, trial)
 		}
 		f.clock.SetTime(now)
 		if _, err := c.syncHandler(ctx, key); err != nil {
@@ -493,9 +484,7 @@ func TestATrialFoundBeingDeletedByTheLookupMakesTheNextRunTheTrial(t *testing.T)
 
 	f.clock.SetTime(at(time.Hour + time.Second))
 	c, kubeFactory, cronFactory := restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(trial)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, trial)
 	w := syncWantStatus(t, ctx, f, c, key)
 	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
 		t.Errorf("11:00: created %v, want the 11:00 run as the next trial", got)

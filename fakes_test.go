@@ -39,6 +39,7 @@ import (
 	informers "github.com/cronjob-controller/cronjob-controller/pkg/generated/informers/externalversions"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/metrics"
+	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // restart builds a new Controller on the fixture's API state, as a new
@@ -732,4 +733,24 @@ func runNowAThenB(f *fixture) (ja, jb *batchv1.Job) {
 	jb = job.NewManual(f.cronJob, "a", "b", "b", 2)
 	jb.UID = "uid-b"
 	return ja, jb
+}
+
+// uncacheJob removes j from the Job cache of kubeFactory: the cache of a
+// next leader, or behind a hung watch, that never got j's create.
+func uncacheJob(t testing.TB, kubeFactory kubeinformers.SharedInformerFactory, j *batchv1.Job) {
+	t.Helper()
+	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(j)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncLosingStatus syncs key, whose status write is refused (a conflict,
+// as an edit makes), and returns the Job name as the API server holds it:
+// the run started, its status lost.
+func syncLosingStatus(t *testing.T, ctx context.Context, f *fixture, c *Controller, key cache.ObjectName, what, name string) *batchv1.Job {
+	t.Helper()
+	stop := conflictOnStatus(f)
+	defer stop()
+	syncWantConflict(t, ctx, c, key, what)
+	return liveJob(t, ctx, f, name)
 }

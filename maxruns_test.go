@@ -17,7 +17,6 @@ import (
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	"github.com/cronjob-controller/cronjob-controller/pkg/planner"
-	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 func withMaxRuns(n int64) func(*cronv1.CronJob) {
@@ -72,9 +71,7 @@ func TestMaxRunsCountsARunOnceThroughALostStatusWrite(t *testing.T) {
 			cacheCronJob(t, cronFactory, before)
 		} else {
 			last := liveJob(t, ctx, f, jobName(at(time.Hour)))
-			if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(last)); err != nil {
-				t.Fatal(err)
-			}
+			uncacheJob(t, kubeFactory, last)
 		}
 		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and what it would write
 		if got := created(f); len(got) != 0 {
@@ -99,16 +96,11 @@ func TestMaxRunsCountsARunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 10:00 sync", jobName(topOfHour))
 
 	f.clock.SetTime(at(time.Hour + 5*time.Second))
 	c, kubeFactory, _ := restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, ran)
 	w := syncWantStatus(t, ctx, f, c, key)
 	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
 		t.Fatalf("11:00: created %q, want the 11:00 run", got)
@@ -120,9 +112,7 @@ func TestMaxRunsCountsARunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
 
 	f.clock.SetTime(at(2*time.Hour + 5*time.Second))
 	c, kubeFactory, _ = restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, ran)
 	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
 	if got := created(f); len(got) != 0 {
 		t.Errorf("12:00: created %q, want none: maxRuns 2 was reached", got)
@@ -153,9 +143,7 @@ func TestMaxRunsStatusWriteIsNotDeferred(t *testing.T) {
 	f.clock.SetTime(at(time.Hour + time.Second))
 	c2, kubeFactory, _ := restart(t, ctx, f)
 	ran := liveJob(t, ctx, f, jobName(topOfHour))
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, ran)
 	if _, err := c2.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -251,10 +239,7 @@ func TestMaxRunsCountsARunWhoseTimeASuspendUntilSetAfterItsStartHolds(t *testing
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 10:00 sync", jobName(topOfHour))
 	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -268,9 +253,7 @@ func TestMaxRunsCountsARunWhoseTimeASuspendUntilSetAfterItsStartHolds(t *testing
 	for _, now := range []time.Time{at(30 * time.Second), at(time.Hour + 5*time.Second), at(2*time.Hour + 5*time.Second)} {
 		f.clock.SetTime(now)
 		c, kubeFactory, _ := restart(t, ctx, f)
-		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-			t.Fatal(err)
-		}
+		uncacheJob(t, kubeFactory, ran)
 		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
 		if w := f.writtenStatus(); now.Equal(at(time.Hour+5*time.Second)) && w != nil {
 			wantMaxRunsReached(t, w.Status, 2)
@@ -363,10 +346,7 @@ func TestMaxRunsCountsARunWhoseTimeAScheduleEditRefuses(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2), inForce("0 * * * *", "UTC"))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 10:00 sync", jobName(topOfHour))
 	live, err := f.client.BatchV1().CronJobs("default").Get(ctx, "cj", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -380,9 +360,7 @@ func TestMaxRunsCountsARunWhoseTimeAScheduleEditRefuses(t *testing.T) {
 	for _, now := range []time.Time{at(30*time.Minute + 5*time.Second), at(90*time.Minute + 5*time.Second), at(150*time.Minute + 5*time.Second)} {
 		f.clock.SetTime(now)
 		c, kubeFactory, _ := restart(t, ctx, f)
-		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-			t.Fatal(err)
-		}
+		uncacheJob(t, kubeFactory, ran)
 		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
 	}
 	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
@@ -412,10 +390,7 @@ func TestMaxRunsCountsARunWhoseTimeAWindowEditLeavesOut(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), withMaxRuns(2), inForce("0 * * * *", "UTC"))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 10:00 sync", jobName(topOfHour))
 	if ran == nil {
 		t.Fatalf("created %q, want the 10:00 run", created(f))
 	}
@@ -432,9 +407,7 @@ func TestMaxRunsCountsARunWhoseTimeAWindowEditLeavesOut(t *testing.T) {
 	for _, now := range []time.Time{at(time.Hour + 5*time.Second), at(2*time.Hour + 5*time.Second), at(3*time.Hour + 5*time.Second)} {
 		f.clock.SetTime(now)
 		c, kubeFactory, _ := restart(t, ctx, f)
-		if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-			t.Fatal(err)
-		}
+		uncacheJob(t, kubeFactory, ran)
 		c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and counts
 	}
 	jobs, err := f.kubeclient.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})

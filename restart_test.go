@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
-	"github.com/cronjob-controller/cronjob-controller/pkg/slim"
 )
 
 // A restart between a create and its (deferred) status write, with the Job
@@ -208,16 +207,11 @@ func TestForbidStartsNoRunBesideALostRunWhoseJobTheNextLeadersCacheLacks(t *test
 	f.cronJob = newCronJob(lastScheduled(at(-time.Hour)), policy(cronv1.ForbidConcurrent))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 10:00 sync", jobName(topOfHour))
 
 	f.clock.SetTime(at(time.Hour + 5*time.Second))
 	c, kubeFactory, _ := restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, ran)
 	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts
 	if got := created(f); len(got) != 0 {
 		t.Errorf("11:00: created %q, want none: the 10:00 Job still runs and concurrencyPolicy is Forbid", got)
@@ -235,16 +229,11 @@ func TestReplaceReplacesALostRunWhoseJobTheNextLeadersCacheLacks(t *testing.T) {
 	c, _, _ := f.newController(ctx)
 	honourFinalizers(f.kubeclient, f.clock)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 10:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(topOfHour))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 10:00 sync", jobName(topOfHour))
 
 	f.clock.SetTime(at(time.Hour + 5*time.Second))
 	c, kubeFactory, _ := restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, ran)
 	c.syncHandler(ctx, key) //nolint:errcheck // what matters is what it starts and deletes
 	if got := created(f); !slices.Equal(got, []string{jobName(at(time.Hour))}) {
 		t.Fatalf("11:00: created %q, want the 11:00 run", got)
@@ -268,19 +257,14 @@ func TestForbidStartsNoRunBesideALostRunAfterALongOutage(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(0)), withSchedule("* * * * *"), policy(cronv1.ForbidConcurrent), deadline(30))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	stop := conflictOnStatus(f)
-	syncWantConflict(t, ctx, c, key, "the 12:00 sync")
-	stop()
-	ran := liveJob(t, ctx, f, jobName(at(2*time.Hour)))
+	ran := syncLosingStatus(t, ctx, f, c, key, "the 12:00 sync", jobName(at(2*time.Hour)))
 	if ran == nil {
 		t.Fatalf("created %q, want the 12:00 run", created(f))
 	}
 
 	f.clock.SetTime(at(2*time.Hour + 40*time.Second)) // 12:00:40
 	c, kubeFactory, cronFactory := restart(t, ctx, f)
-	if err := kubeFactory.Batch().V1().Jobs().Informer().GetIndexer().Delete(slim.NewJob(ran)); err != nil {
-		t.Fatal(err)
-	}
+	uncacheJob(t, kubeFactory, ran)
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}

@@ -409,22 +409,8 @@ func TestFailedViewKeepsTheDeferredStatus(t *testing.T) {
 	f.cronJob = newCronJob(lastScheduled(at(-30*time.Minute)), withSchedule("*/5 * * * *"), inForce("30 * * * *", "UTC"))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	faults := map[string]bool{"update cronjobs/status": true}
-	injected := func(verb, resource string) core.ReactionFunc {
-		return func(a core.Action) (bool, runtime.Object, error) {
-			what := verb + " " + resource
-			if a.GetSubresource() != "" {
-				what += "/" + a.GetSubresource()
-			}
-			if faults[what] {
-				return true, nil, apierrors.NewInternalError(errors.New("injected: " + what))
-			}
-			return false, nil, nil
-		}
-	}
-	f.client.PrependReactor("update", "cronjobs", injected("update", "cronjobs"))
-	f.kubeclient.PrependReactor("create", "jobs", injected("create", "jobs"))
-	f.kubeclient.PrependReactor("get", "jobs", injected("get", "jobs"))
+	faults := injectFaults(f)
+	faults["update cronjobs/status"] = true
 
 	// 09:58: the edit from half past every hour to every five minutes is
 	// seen; nothing is due (the times before it were not runs), and the
@@ -473,21 +459,8 @@ func TestAFailedLookupKeepsTheDeferredStatus(t *testing.T) {
 		policy(cronv1.ForbidConcurrent))
 	c, _, _ := f.newController(ctx)
 	key := cache.MetaObjectToName(f.cronJob)
-	faults := map[string]bool{"update cronjobs/status": true}
-	injected := func(verb, resource string) core.ReactionFunc {
-		return func(a core.Action) (bool, runtime.Object, error) {
-			what := verb + " " + resource
-			if a.GetSubresource() != "" {
-				what += "/" + a.GetSubresource()
-			}
-			if faults[what] {
-				return true, nil, apierrors.NewInternalError(errors.New("injected: " + what))
-			}
-			return false, nil, nil
-		}
-	}
-	f.client.PrependReactor("update", "cronjobs", injected("update", "cronjobs"))
-	f.kubeclient.PrependReactor("get", "jobs", injected("get", "jobs"))
+	faults := injectFaults(f)
+	faults["update cronjobs/status"] = true
 
 	// 09:58: the edit to every minute is seen; nothing is due, and the
 	// status recording it fails: it is kept.
