@@ -81,6 +81,7 @@ func (p *Plan) countStarted(c Create) {
 	p.noteExpired()
 	if p.maxRunsReached() {
 		p.noteNext()
+		p.held = slices.DeleteFunc(p.held, func(h heldRun) bool { return h.at.After(c.Time) })
 	}
 }
 
@@ -102,26 +103,19 @@ func (p *Plan) runsEnd() *time.Time {
 	return ptr.To(p.cj.CreationTimestamp.Time)
 }
 
-// remainingRuns keeps of runs (oldest first, none held) as many as
-// spec.maxRuns still lets start, dropping the held runs after the last one
-// kept: past it they are no runs. Under Forbid the runs are alternatives,
-// of which one starts (Wants), so all are kept.
+// remainingRuns keeps the runs (oldest first, none held) while spec.maxRuns
+// lets any start. With fewer left than runs, all stay, in order: one
+// refused for good (its name taken) started nothing and gives way to the
+// next, and Wants stops the rest once the limit is reached, when the held
+// runs after the last one started are dropped (countStarted): past it they
+// are no runs. Under Forbid the runs are alternatives anyway.
 func (p *Plan) remainingRuns(runs []time.Time, forbid bool) []time.Time {
 	m := p.cj.Spec.MaxRuns
-	if m == nil || forbid {
+	if m == nil || forbid || p.Status.ScheduledRunCount < *m {
 		return runs
 	}
-	left := max(*m-p.Status.ScheduledRunCount, 0)
-	if int64(len(runs)) <= left {
-		return runs
-	}
-	runs = runs[:left]
-	var last time.Time
-	if left > 0 {
-		last = runs[left-1]
-	}
-	p.held = slices.DeleteFunc(p.held, func(h heldRun) bool { return h.at.After(last) })
-	return runs
+	p.held = nil
+	return nil
 }
 
 // maxRunsMessage says how far the count is, for the Expired condition.
