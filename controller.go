@@ -747,23 +747,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if err != nil {
 		return 0, errors.Join(c.releaseOrphans(ctx, key), err)
 	}
-	plan := planner.Decide(v.input)
-	if len(plan.NotRun) > 0 {
-		found, records, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
-		if err != nil {
-			c.giveBack(key, v)
-			// As any failed sync: retried with backoff, and queued for
-			// the next run besides, which must not wait for the backoff.
-			if next := nextRun(v.cronJob, plan, v.input.Now); !next.IsZero() {
-				return max(next.Sub(c.clock.Now()), time.Nanosecond), err
-			}
-			return 0, err
-		}
-		if len(found)+len(records) > 0 {
-			v.input.Jobs = append(slices.Clip(v.input.Jobs), found...)
-			v.input.Records = append(slices.Clip(v.input.Records), records...)
-			plan = planner.Decide(v.input)
-		}
+	plan, err := c.decide(ctx, v)
+	if err != nil {
+		c.giveBack(key, v)
+		// As any failed sync: retried with backoff, and queued for the
+		// next run besides, which must not wait for the backoff.
+		return dueIn(c.clock, nextRun(v.cronJob, plan, v.input.Now)), err
 	}
 	// The plan's wait counts from the moment it was decided; the requests
 	// that follow may take seconds (client-go waits out a 429's Retry-After
@@ -788,13 +777,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	// (looking again in a second), which would beat the backoff. One a
 	// retry cannot mend keeps them all.
 	failed := func(err error) (time.Duration, error) {
-		switch {
-		case !retryable(err):
+		if !retryable(err) {
 			return wake(), err
-		case next.IsZero():
-			return 0, err
 		}
-		return max(next.Sub(c.clock.Now()), time.Nanosecond), err
+		return dueIn(c.clock, next), err
 	}
 
 	cj := v.cronJob
@@ -844,6 +830,32 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return sooner(d, runsWake), err
 	}
 	return sooner(wake(), runsWake), nil
+}
+
+// decide plans the sync of v. Where the plan settles times as not run
+// whose Jobs the view may lack (planner.Plan.NotRun), it looks them up and
+// decides again with those it finds; a lookup that fails fails the sync,
+// and the plan returned then is the first one, for its next run.
+func (c *Controller) decide(ctx context.Context, v *syncView) (*planner.Plan, error) {
+	plan := planner.Decide(v.input)
+	if len(plan.NotRun) == 0 {
+		return plan, nil
+	}
+	found, records, err := c.lookUpNotRun(ctx, v.cronJob, plan.NotRun)
+	if err != nil || len(found)+len(records) == 0 {
+		return plan, err
+	}
+	v.input.Jobs = append(slices.Clip(v.input.Jobs), found...)
+	v.input.Records = append(slices.Clip(v.input.Records), records...)
+	return planner.Decide(v.input), nil
+}
+
+// dueIn is how soon to wake for next, a run's time (zero: no wake-up).
+func dueIn(clk clock.PassiveClock, next time.Time) time.Duration {
+	if next.IsZero() {
+		return 0
+	}
+	return max(next.Sub(clk.Now()), time.Nanosecond)
 }
 
 // namesNewTrial reports whether decided names a trial run written does not.
