@@ -1,8 +1,6 @@
 package ownwrites
 
 import (
-	"maps"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -16,43 +14,21 @@ import (
 // cannot hold the decision back for ever. An answer is good while nothing
 // but this process could create the object, and this process's own creates
 // are its own writes. Safe for concurrent use.
-type Absences struct {
-	clock clock.PassiveClock
-	ttl   time.Duration
-
-	mu      sync.Mutex
-	entries map[cache.ObjectName]time.Time
-	records int
-}
+type Absences struct{ s stamps[cache.ObjectName] }
 
 // NewAbsences returns an Absences whose answers hold for ttl.
 func NewAbsences(clk clock.PassiveClock, ttl time.Duration) *Absences {
-	return &Absences{clock: clk, ttl: ttl, entries: map[cache.ObjectName]time.Time{}}
+	return &Absences{newStamps[cache.ObjectName](clk, ttl)}
 }
 
 // Absent records that a live read found nothing under key.
-func (a *Absences) Absent(key cache.ObjectName) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.clock.Now()
-	// Once per sweepEvery records, as in Deletes.Deleted.
-	if a.records++; a.records%sweepEvery == 0 {
-		maps.DeleteFunc(a.entries, func(_ cache.ObjectName, expires time.Time) bool { return !expires.After(now) })
-	}
-	a.entries[key] = now.Add(a.ttl)
-}
+func (a *Absences) Absent(key cache.ObjectName) { a.s.record(key) }
 
 // Known reports whether a live read found nothing under key within the TTL.
 func (a *Absences) Known(key cache.ObjectName) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	expires, ok := a.entries[key]
-	return ok && a.clock.Now().Before(expires)
+	_, ok := a.s.stamp(key)
+	return ok
 }
 
 // Forget drops the answer for key: the object may exist now.
-func (a *Absences) Forget(key cache.ObjectName) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.entries, key)
-}
+func (a *Absences) Forget(key cache.ObjectName) { a.s.forget(key) }

@@ -69,8 +69,8 @@ func TestDeletes(t *testing.T) {
 	for i := range sweepEvery {
 		d.Deleted(typesUID(sweepEvery + i))
 	}
-	if len(d.uids) > sweepEvery {
-		t.Errorf("expired deletes are not swept: %d held", len(d.uids))
+	if len(d.s.at) > sweepEvery {
+		t.Errorf("expired deletes are not swept: %d held", len(d.s.at))
 	}
 }
 
