@@ -499,7 +499,7 @@ func TestShardedCronJobRunsOfAGoneCronJobAreFollowedWithTheirJobsReadLive(t *tes
 	}
 	runShard := shard.OfUID(run.UID, replicaShards)
 	for _, tc := range []struct {
-		name   string
+		name  string
 		shard int
 	}{
 		{"holding the run's shard", runShard},
