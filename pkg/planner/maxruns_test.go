@@ -532,3 +532,152 @@ func TestARunWhoseNameIsTakenCostsNoRunOfMaxRuns(t *testing.T) {
 		t.Errorf("started %v, count %d; want %v, count 3: the 09:00 run never started", started, p.Status.ScheduledRunCount, want)
 	}
 }
+
+// carryOut carries p out as the controller does: creates in order, each
+// only if wanted; fail says the outcome of a scheduled create at a time
+// (nil: it starts). A retryable failure holds back the scheduled creates
+// after it (controller.apply).
+func carryOut(p *Plan, fail func(time.Time) (refused bool, retry bool)) []*fakeJob {
+	var made []*fakeJob
+	blocked := false
+	for _, c := range p.Creates {
+		if (!c.Manual && blocked) || !p.Wants(c) {
+			continue
+		}
+		if fail != nil && !c.Manual {
+			refused, retry := fail(c.Time)
+			if refused {
+				p.NotStarted(c, NameTaken, "")
+				continue
+			}
+			if retry {
+				p.CreateFailed(c, errTest)
+				blocked = true
+				continue
+			}
+		}
+		j := runOf(c.Time, "")
+		p.Started(c, j, true)
+		made = append(made, j)
+	}
+	for _, d := range p.Deletes {
+		p.Deleted(d)
+	}
+	return made
+}
+
+var errTest = errorString("conflict")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+func TestProbeHeldAfterTheLastRunAmongUnwantedCreatesAreNotCounted(t *testing.T) {
+	// 04:00..09:00 owed (catch-up All), 2 left; 07:00 and 08:00 skipped.
+	// 04:00 and 05:00 start; nothing after is a run.
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2),
+		skipTimes(at(-3*time.Hour), at(-2*time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(-time.Hour + time.Second)})
+	made := carryOut(p, nil)
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(4, 5)) {
+		t.Errorf("started %q, want %q", got, hours(4, 5))
+	}
+	if p.Status.ScheduledRunCount != 4 || totalMissed(p.Status) != 0 || p.Status.NextScheduleTime != nil {
+		t.Errorf("count %d, missed %v, next %v; want 4, none, unset", p.Status.ScheduledRunCount, missedOf(p.Status), p.Status.NextScheduleTime)
+	}
+	if got := names(p.Events, func(e Event) string { return e.Reason }); slices.ContainsFunc(got, func(r string) bool { return r != ReasonSuccessfulCreate && r != ReasonMaxRunsReached }) {
+		t.Errorf("events %q, want only creates and MaxRunsReached", got)
+	}
+}
+
+func TestProbeARefusedRunGivesWayAndHeldBetweenAreCountedOnlyBeforeTheLast(t *testing.T) {
+	// 04:00..09:00 owed, 2 left; 04:00's name is taken; 05:00 skipped;
+	// 07:00 skipped. 06:00 and 08:00 start: 05:00 and 07:00 are before the
+	// last run, counted Skipped; 09:00 is no run.
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2),
+		skipTimes(at(-5*time.Hour), at(-3*time.Hour)))
+	p := Decide(Input{CronJob: cj, Now: at(-time.Hour + time.Second)})
+	made := carryOut(p, func(t time.Time) (bool, bool) { return t.Equal(at(-6 * time.Hour)), false })
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(6, 8)) {
+		t.Errorf("started %q, want %q", got, hours(6, 8))
+	}
+	want := map[string]int64{cronv1.MissedNameTaken: 1, cronv1.MissedSkipped: 2}
+	if got := missedOf(p.Status); !mapsEqual(got, want) || p.Status.ScheduledRunCount != 4 {
+		t.Errorf("missed %v count %d, want %v 4", got, p.Status.ScheduledRunCount, want)
+	}
+}
+
+func TestProbeARetryableFailureBeforeTheLimitLeavesTheRestOwedAndUncounted(t *testing.T) {
+	// 04:00..09:00 owed, 2 left, 06:00 skipped. 04:00 starts, 05:00 fails
+	// retryably: 06:00 (after the failed create) stays uncounted, and the
+	// next sync starts 05:00, the last, counting nothing after it.
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2), skipTimes(at(-4*time.Hour)))
+	now := at(-time.Hour + time.Second)
+	p := Decide(Input{CronJob: cj, Now: now})
+	made := carryOut(p, func(t time.Time) (bool, bool) { return false, t.Equal(at(-5 * time.Hour)) })
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(4)) {
+		t.Fatalf("started %q, want %q", got, hours(4))
+	}
+	if p.Status.ScheduledRunCount != 3 || totalMissed(p.Status) != 0 || p.Status.NextScheduleTime == nil {
+		t.Errorf("after the failure: count %d missed %v next %v; want 3, none, set", p.Status.ScheduledRunCount, missedOf(p.Status), p.Status.NextScheduleTime)
+	}
+	cj2 := cj.DeepCopy()
+	cj2.Status = p.Status
+	p2 := Decide(Input{CronJob: cj2, Jobs: asJobs(made), Now: now.Add(time.Second)})
+	made2 := carryOut(p2, nil)
+	if got := names(made2, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(5)) {
+		t.Errorf("retry sync started %q, want %q", got, hours(5))
+	}
+	if p2.Status.ScheduledRunCount != 4 || totalMissed(p2.Status) != 0 || p2.Status.NextScheduleTime != nil {
+		t.Errorf("after the retry: count %d missed %v next %v; want 4, none, unset", p2.Status.ScheduledRunCount, missedOf(p2.Status), p2.Status.NextScheduleTime)
+	}
+	cj3 := cj2.DeepCopy()
+	cj3.Status = p2.Status
+	p3 := Decide(Input{CronJob: cj3, Jobs: asJobs(append(made, made2...)), Now: at(5 * time.Hour)})
+	if len(p3.Creates) != 0 || totalMissed(p3.Status) != 0 || p3.Status.NextScheduleTime != nil || p3.RequeueAfter != 0 || len(p3.NotRun) != 0 {
+		t.Errorf("later: creates %v missed %v next %v requeue %v notRun %v; want none", createdTimes(p3), missedOf(p3.Status), p3.Status.NextScheduleTime, p3.RequeueAfter, p3.NotRun)
+	}
+}
+
+func TestProbeCatchUpAllUnderReplaceWithMaxRunsStartsOneRun(t *testing.T) {
+	// Replace catches up with the latest: one create, the older superseded
+	// (before the last run, so counted), the running Job deleted.
+	running := runOf(at(-7*time.Hour), "")
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), concurrency(cronv1.ReplaceConcurrent), maxRuns(3), runCount(2), active(running))
+	p := Decide(Input{CronJob: cj, Jobs: asJobs([]*fakeJob{running}), Now: at(-time.Hour + time.Second)})
+	made := carryOut(p, nil)
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(9)) {
+		t.Errorf("started %q, want %q", got, hours(9))
+	}
+	if len(p.Deletes) != 1 || p.Status.ScheduledRunCount != 3 || missedFor(p.Status, cronv1.MissedSuperseded) != 5 || p.Status.NextScheduleTime != nil {
+		t.Errorf("deletes %d count %d missed %v next %v; want 1, 3, superseded 5, unset", len(p.Deletes), p.Status.ScheduledRunCount, missedOf(p.Status), p.Status.NextScheduleTime)
+	}
+}
+
+func TestProbeNoCreatesPlannedOnceTheLimitIsReachedAtDecide(t *testing.T) {
+	// Reached before the sync: the owed times after the last run are no
+	// runs: no create planned at all (not merely unwanted), no Replace delete.
+	running := runOf(at(-7*time.Hour), "")
+	for _, pol := range []cronv1.ConcurrencyPolicy{cronv1.AllowConcurrent, cronv1.ReplaceConcurrent, cronv1.ForbidConcurrent} {
+		cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), concurrency(pol), maxRuns(2), runCount(2), active(running))
+		p := Decide(Input{CronJob: cj, Jobs: asJobs([]*fakeJob{running}), Now: at(-time.Hour + time.Second)})
+		if len(p.Creates) != 0 || len(p.Deletes) != 0 || totalMissed(p.Status) != 0 || p.RequeueAfter != 0 || p.Status.NextScheduleTime != nil {
+			t.Errorf("%s: creates %v deletes %d missed %v requeue %v next %v; want none", pol, createdTimes(p), len(p.Deletes), missedOf(p.Status), p.RequeueAfter, p.Status.NextScheduleTime)
+		}
+	}
+}
+
+func TestProbeSuspendUntilHeldBeforeAndUnwantedAfterTheLastRun(t *testing.T) {
+	// 04:00..09:00 owed, 2 left, suspendUntil 05:30 holds 04:00 and 05:00
+	// (counted); 06:00 and 07:00 start; 08:00 and 09:00 are no runs.
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2), suspendUntil(at(-4*time.Hour-30*time.Minute)))
+	p := Decide(Input{CronJob: cj, Now: at(-time.Hour + time.Second)})
+	made := carryOut(p, nil)
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(6, 7)) {
+		t.Errorf("started %q, want %q", got, hours(6, 7))
+	}
+	want := map[string]int64{cronv1.MissedSuspendedUntil: 2}
+	if got := missedOf(p.Status); !mapsEqual(got, want) || p.Status.ScheduledRunCount != 4 || p.Status.NextScheduleTime != nil {
+		t.Errorf("missed %v count %d next %v, want %v 4 unset", got, p.Status.ScheduledRunCount, p.Status.NextScheduleTime, want)
+	}
+}
