@@ -681,3 +681,59 @@ func TestProbeSuspendUntilHeldBeforeAndUnwantedAfterTheLastRun(t *testing.T) {
 		t.Errorf("missed %v count %d next %v, want %v 4 unset", got, p.Status.ScheduledRunCount, p.Status.NextScheduleTime, want)
 	}
 }
+
+func TestProbeCalendarHeldAfterTheLastRunIsNoRunAfterARefusal(t *testing.T) {
+	// 04:00..09:00 owed, 2 left, a Calendar excludes 06:00 and 08:00;
+	// 04:00's name is taken, so 05:00 and 07:00 are the runs: 06:00 is
+	// counted Excluded (with its Event), 08:00 and 09:00 are no runs.
+	cal := calendarOf("c", "UTC", nil, [2]string{"2026-05-01T05:30", "2026-05-01T06:30"}, [2]string{"2026-05-01T07:30", "2026-05-01T08:30"})
+	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2), excluding("c"))
+	p := Decide(Input{CronJob: cj, Calendars: calendarsOf(cal), Now: at(-time.Hour + time.Second)})
+	made := carryOut(p, func(t time.Time) (bool, bool) { return t.Equal(at(-6 * time.Hour)), false })
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(5, 7)) {
+		t.Errorf("started %q, want %q", got, hours(5, 7))
+	}
+	want := map[string]int64{cronv1.MissedNameTaken: 1, cronv1.MissedExcluded: 1}
+	if got := missedOf(p.Status); !mapsEqual(got, want) || p.Status.ScheduledRunCount != 4 || p.Status.NextScheduleTime != nil {
+		t.Errorf("missed %v count %d next %v, want %v 4 unset", got, p.Status.ScheduledRunCount, p.Status.NextScheduleTime, want)
+	}
+	var excluded int
+	for _, e := range p.Events {
+		if e.Reason == ReasonRunExcluded {
+			excluded++
+		}
+	}
+	if excluded != 1 {
+		t.Errorf("%d RunExcluded Events, want 1 (06:00 only)", excluded)
+	}
+}
+
+func TestProbeATrialThatIsTheLastRunCountsNoPausedRunAfterIt(t *testing.T) {
+	// Paused since 07:00, cool-down past: 08:00 is held (before the
+	// trial), 09:00 the trial and the last run maxRuns allows, 10:00 no run.
+	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(10), maxRuns(1), runCount(0), failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-3*time.Hour), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	made := carryOut(p, nil)
+	if got := names(made, func(j *fakeJob) string { return j.Name }); !slices.Equal(got, hours(9)) {
+		t.Errorf("started %q, want %q", got, hours(9))
+	}
+	if got := missedOf(p.Status); !mapsEqual(got, map[string]int64{cronv1.MissedPaused: 1}) || p.Status.ScheduledRunCount != 1 || p.Status.NextScheduleTime != nil {
+		t.Errorf("missed %v count %d next %v; want Paused 1 (08:00), 1, unset", got, p.Status.ScheduledRunCount, p.Status.NextScheduleTime)
+	}
+}
+
+func TestProbeATrialRefusedGivesWayUnderMaxRuns(t *testing.T) {
+	// As above but the trial's name is taken: it is missed, not a run, and
+	// the count stays 0; nothing after it starts in this sync beyond what
+	// the pause allows, and no run is counted beyond maxRuns.
+	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(10), maxRuns(1), runCount(0), failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-3*time.Hour), 1, ""))
+	p := Decide(Input{CronJob: cj, Now: at(time.Minute)})
+	made := carryOut(p, func(t time.Time) (bool, bool) { return t.Equal(at(-time.Hour)), false })
+	want := map[string]int64{cronv1.MissedNameTaken: 1, cronv1.MissedPaused: 2}
+	if got := missedOf(p.Status); len(made) != 0 || p.Status.ScheduledRunCount != 0 || !mapsEqual(got, want) {
+		t.Errorf("started %d, count %d, missed %v; want 0, 0, %v (the pause holds the rest)", len(made), p.Status.ScheduledRunCount, got, want)
+	}
+	if got := conditionOf(p.Status, cronv1.ConditionExpired); len(made) == 0 && got != "False/"+reasonRunsRemaining {
+		t.Errorf("Expired %s with no run started", got)
+	}
+}
