@@ -572,7 +572,7 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-func TestProbeHeldAfterTheLastRunAmongUnwantedCreatesAreNotCounted(t *testing.T) {
+func TestHeldAfterTheLastRunAmongUnwantedCreatesAreNotCounted(t *testing.T) {
 	// 04:00..09:00 owed (catch-up All), 2 left; 07:00 and 08:00 skipped.
 	// 04:00 and 05:00 start; nothing after is a run.
 	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2),
@@ -590,7 +590,7 @@ func TestProbeHeldAfterTheLastRunAmongUnwantedCreatesAreNotCounted(t *testing.T)
 	}
 }
 
-func TestProbeARefusedRunGivesWayAndHeldBetweenAreCountedOnlyBeforeTheLast(t *testing.T) {
+func TestARefusedRunGivesWayAndHeldBetweenAreCountedOnlyBeforeTheLast(t *testing.T) {
 	// 04:00..09:00 owed, 2 left; 04:00's name is taken; 05:00 skipped;
 	// 07:00 skipped. 06:00 and 08:00 start: 05:00 and 07:00 are before the
 	// last run, counted Skipped; 09:00 is no run.
@@ -607,7 +607,7 @@ func TestProbeARefusedRunGivesWayAndHeldBetweenAreCountedOnlyBeforeTheLast(t *te
 	}
 }
 
-func TestProbeARetryableFailureBeforeTheLimitLeavesTheRestOwedAndUncounted(t *testing.T) {
+func TestARetryableFailureBeforeTheLimitLeavesTheRestOwedAndUncounted(t *testing.T) {
 	// 04:00..09:00 owed, 2 left, 06:00 skipped. 04:00 starts, 05:00 fails
 	// retryably: 06:00 (after the failed create) stays uncounted, and the
 	// next sync starts 05:00, the last, counting nothing after it.
@@ -639,7 +639,7 @@ func TestProbeARetryableFailureBeforeTheLimitLeavesTheRestOwedAndUncounted(t *te
 	}
 }
 
-func TestProbeCatchUpAllUnderReplaceWithMaxRunsStartsOneRun(t *testing.T) {
+func TestCatchUpAllUnderReplaceWithMaxRunsStartsOneRun(t *testing.T) {
 	// Replace catches up with the latest: one create, the older superseded
 	// (before the last run, so counted), the running Job deleted.
 	running := runOf(at(-7*time.Hour), "")
@@ -654,7 +654,7 @@ func TestProbeCatchUpAllUnderReplaceWithMaxRunsStartsOneRun(t *testing.T) {
 	}
 }
 
-func TestProbeNoCreatesPlannedOnceTheLimitIsReachedAtDecide(t *testing.T) {
+func TestNoCreatesPlannedOnceTheLimitIsReachedAtDecide(t *testing.T) {
 	// Reached before the sync: the owed times after the last run are no
 	// runs: no create planned at all (not merely unwanted), no Replace delete.
 	running := runOf(at(-7*time.Hour), "")
@@ -667,7 +667,7 @@ func TestProbeNoCreatesPlannedOnceTheLimitIsReachedAtDecide(t *testing.T) {
 	}
 }
 
-func TestProbeSuspendUntilHeldBeforeAndUnwantedAfterTheLastRun(t *testing.T) {
+func TestSuspendUntilHeldBeforeAndUnwantedAfterTheLastRun(t *testing.T) {
 	// 04:00..09:00 owed, 2 left, suspendUntil 05:30 holds 04:00 and 05:00
 	// (counted); 06:00 and 07:00 start; 08:00 and 09:00 are no runs.
 	cj := cronJob(last(at(-7*time.Hour)), catchUpAll(10), maxRuns(4), runCount(2), suspendUntil(at(-4*time.Hour-30*time.Minute)))
@@ -682,7 +682,7 @@ func TestProbeSuspendUntilHeldBeforeAndUnwantedAfterTheLastRun(t *testing.T) {
 	}
 }
 
-func TestProbeCalendarHeldAfterTheLastRunIsNoRunAfterARefusal(t *testing.T) {
+func TestCalendarHeldAfterTheLastRunIsNoRunAfterARefusal(t *testing.T) {
 	// 04:00..09:00 owed, 2 left, a Calendar excludes 06:00 and 08:00;
 	// 04:00's name is taken, so 05:00 and 07:00 are the runs: 06:00 is
 	// counted Excluded (with its Event), 08:00 and 09:00 are no runs.
@@ -708,7 +708,7 @@ func TestProbeCalendarHeldAfterTheLastRunIsNoRunAfterARefusal(t *testing.T) {
 	}
 }
 
-func TestProbeATrialThatIsTheLastRunCountsNoPausedRunAfterIt(t *testing.T) {
+func TestATrialThatIsTheLastRunCountsNoPausedRunAfterIt(t *testing.T) {
 	// Paused since 07:00, cool-down past: 08:00 is held (before the
 	// trial), 09:00 the trial and the last run maxRuns allows, 10:00 no run.
 	cj := cronJob(last(at(-3*time.Hour)), catchUpAll(10), maxRuns(1), runCount(0), failurePolicy(1, 90*time.Minute, 0), failing(1, "cj-x"), pausedSince(at(-3*time.Hour), 1, ""))
@@ -722,7 +722,7 @@ func TestProbeATrialThatIsTheLastRunCountsNoPausedRunAfterIt(t *testing.T) {
 	}
 }
 
-func TestProbeATrialRefusedGivesWayUnderMaxRuns(t *testing.T) {
+func TestATrialRefusedGivesWayUnderMaxRuns(t *testing.T) {
 	// As above but the trial's name is taken: it is missed, not a run, and
 	// the count stays 0; nothing after it starts in this sync beyond what
 	// the pause allows, and no run is counted beyond maxRuns.
