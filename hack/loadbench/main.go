@@ -55,6 +55,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	toolswatch "k8s.io/client-go/tools/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -100,11 +101,16 @@ type result struct {
 	// requests in that window (an informer that relists shows here).
 	// OtherMinute counts Jobs of another minute the watch saw (see
 	// forMinute); the request counts then hold their firing too.
-	OtherMinute       int       `json:"otherMinute"`
-	RequestsPerFiring float64   `json:"requestsPerFiring"`
-	WritesPerFiring   float64   `json:"writesPerFiring"`
-	Lists             float64   `json:"lists"`
-	Skews             []float64 `json:"skews"`
+	// FirstStatusWrite is when, after the minute, the first update of a
+	// CronJob was seen (-1: none seen; a floor: none made);
+	// StatusWritesInBurst counts those seen before the last Job was.
+	FirstStatusWrite    float64   `json:"firstStatusWrite"`
+	StatusWritesInBurst int       `json:"statusWritesInBurst"`
+	OtherMinute         int       `json:"otherMinute"`
+	RequestsPerFiring   float64   `json:"requestsPerFiring"`
+	WritesPerFiring     float64   `json:"writesPerFiring"`
+	Lists               float64   `json:"lists"`
+	Skews               []float64 `json:"skews"`
 }
 
 type variant struct {
@@ -137,6 +143,11 @@ type variant struct {
 	// the variant to run: variants that answer one question stay out of
 	// make bench.
 	optIn string
+	// history: before the minute, each CronJob's status is given a full
+	// run history (status.recentRuns at its default length, runs whose
+	// Jobs are gone), as a CronJob that has run for a while carries it, so
+	// every status write of the firing carries it too (#37's cost).
+	history bool
 }
 
 // profileDir is where CPU profiles of the firings go (-profile).
@@ -279,6 +290,9 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 		{name: fmt.Sprintf("this controller, wide: -workers=%d", wide), optIn: "wide", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcess(ours, append([]string{"-kubeconfig", kc, fmt.Sprintf("-workers=%d", wide)}, metricsFlags...)...)
 		}},
+		{name: "this controller, history: a full run history", optIn: "history", history: true, pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
+			return startProcess(ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
+		}},
 		{name: "this controller, gogc: GOGC=100", optIn: "gogc", pprofAddr: pprofAddr, start: func(kc string) (*exec.Cmd, error) {
 			return startProcessWith([]string{"GOGC=100"}, ours, append([]string{"-kubeconfig", kc}, metricsFlags...)...)
 		}},
@@ -415,8 +429,12 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if watcher == "kubectl" {
 					outside = fmt.Sprintf(" (kubectl's watch: p99 %.2f s, %d Jobs)", r.OutsideP99, len(r.OutsideSkews))
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s; statuses recording the firing by +58 s: %d; busy at the minute: %v\n",
-					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds, r.RecordedBy58, r.BusyAtMinute)
+				writes := ""
+				if v.start != nil {
+					writes = fmt.Sprintf("; first status write seen at %.2f s, %d before the last Job", r.FirstStatusWrite, r.StatusWritesInBurst)
+				}
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s; statuses recording the firing by +58 s: %d; busy at the minute: %v%s\n",
+					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds, r.RecordedBy58, r.BusyAtMinute, writes)
 				runs[j] = append(runs[j], r)
 				all = append(all, r)
 			}
@@ -559,6 +577,10 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	var due time.Time
 	if lead > 0 {
 		due = dueAfterLead(time.Now(), n)
+		if v.history {
+			// The histories are written after the creates, and take as long.
+			due = dueAfterLead(time.Now().Add(createTime(n)), n)
+		}
 	} else {
 		for time.Now().Second() > latestStartSecond(n) {
 			time.Sleep(200 * time.Millisecond)
@@ -572,6 +594,11 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		schedule := fmt.Sprintf("%d %d * * *", due.UTC().Minute(), due.UTC().Hour())
 		if cronJobs, err = createCronJobs(ctx, kube, cron, ns, n, v.builtin, schedule); err != nil {
 			return r, err
+		}
+		if v.history {
+			if err := fillRunHistories(ctx, cron, cronJobs, due); err != nil {
+				return r, err
+			}
 		}
 	}
 	var floorJobs []*batchv1.Job
@@ -612,6 +639,13 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		return r, err
 	}
 	defer w.Stop()
+	var updates *updateWatch
+	if v.start != nil {
+		if updates, err = watchUpdates(ctx, cluster.Kubeconfig, ns, v.builtin); err != nil {
+			return r, err
+		}
+		defer updates.stop()
+	}
 	var outside *outsideWatch
 	if watcher == "kubectl" {
 		if outside, err = watchFromOutside(ctx, cluster.Kubeconfig, ns); err != nil {
@@ -693,6 +727,13 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 			if err != nil {
 				recorded = -1
 			}
+			if v.history {
+				full, err := fullHistories(ctx, cron, ns, due)
+				if err != nil {
+					full = -1
+				}
+				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d: %d statuses carry a full run history headed by the firing's run\n", v.name, n, full)
+			}
 			recordedBy58 <- recorded
 		}()
 	}
@@ -770,8 +811,19 @@ collect:
 		slices.Sort(r.OutsideSkews)
 		r.OutsideP99 = quantile(r.OutsideSkews, 0.99)
 	}
+	var lastSeen time.Time
 	for _, at := range seen {
 		r.Skews = append(r.Skews, at.Sub(due).Seconds())
+		if at.After(lastSeen) {
+			lastSeen = at
+		}
+	}
+	r.FirstStatusWrite = -1
+	if updates != nil {
+		r.StatusWritesInBurst, _ = updates.between(due, lastSeen)
+		if _, first := updates.between(due, time.Now()); !first.IsZero() {
+			r.FirstStatusWrite = first.Sub(due).Seconds()
+		}
 	}
 	slices.Sort(r.Skews)
 	r.P50, r.P99, r.Max = quantile(r.Skews, 0.5), quantile(r.Skews, 0.99), quantile(r.Skews, 1)
@@ -1147,4 +1199,67 @@ func medians(runs []result) result {
 		Lists:             med(func(r result) float64 { return r.Lists }),
 		ServerCPUSeconds:  med(func(r result) float64 { return r.ServerCPUSeconds }),
 	}
+}
+
+// fillRunHistories gives each CronJob a full run history of daily runs
+// before due, their Jobs gone, as the controller keeps it once a CronJob
+// has run that often; the controller's own first status writes may come
+// between, hence the retries on conflict.
+func fillRunHistories(ctx context.Context, cron clientset.Interface, cronJobs []*cronv1.CronJob, due time.Time) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(cronJobs))
+	sem := make(chan struct{}, 64)
+	for _, cj := range cronJobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			client := cron.BatchV1().CronJobs(cj.Namespace)
+			errs <- retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				got, err := client.Get(ctx, cj.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				got.Status.RecentRuns = nil
+				for i := range cronv1.DefaultRunHistoryLimit {
+					at := due.AddDate(0, 0, -1-i)
+					got.Status.RecentRuns = append(got.Status.RecentRuns, cronv1.RunRecord{
+						JobName:        fmt.Sprintf("%s-%d", cj.Name, at.Unix()),
+						Trigger:        cronv1.TriggerScheduled,
+						ScheduledTime:  &metav1.Time{Time: at},
+						StartTime:      &metav1.Time{Time: at.Add(time.Second)},
+						CompletionTime: &metav1.Time{Time: at.Add(31 * time.Second)},
+						Outcome:        cronv1.OutcomeSucceeded,
+					})
+				}
+				_, err = client.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fullHistories counts the CronJobs whose status.recentRuns is full and
+// headed by the run of minute: the firing's status writes carried a full
+// history.
+func fullHistories(ctx context.Context, cron clientset.Interface, ns string, minute time.Time) (int, error) {
+	cjs, err := cron.BatchV1().CronJobs(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, err
+	}
+	full := 0
+	for _, cj := range cjs.Items {
+		rr := cj.Status.RecentRuns
+		if len(rr) == cronv1.DefaultRunHistoryLimit && rr[0].ScheduledTime != nil && rr[0].ScheduledTime.Time.Equal(minute) {
+			full++
+		}
+	}
+	return full, nil
 }

@@ -25,8 +25,12 @@ var lead time.Duration
 // dueAfterLead is the first minute at least lead plus the time n creates
 // take from now.
 func dueAfterLead(now time.Time, n int) time.Time {
-	create := time.Duration(15+n/250) * time.Second
-	return now.Add(lead + create).Truncate(time.Minute).Add(time.Minute)
+	return now.Add(lead + createTime(n)).Truncate(time.Minute).Add(time.Minute)
+}
+
+// createTime is how long n CronJobs take to create, with a margin.
+func createTime(n int) time.Duration {
+	return time.Duration(15+n/250) * time.Second
 }
 
 // outsideWatch is a `kubectl get jobs --watch` in its own process.
