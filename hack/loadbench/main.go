@@ -102,8 +102,13 @@ type result struct {
 	// OtherMinute counts Jobs of another minute the watch saw (see
 	// forMinute); the request counts then hold their firing too.
 	// FirstStatusWrite is when, after the minute, the first update of a
-	// CronJob was seen (-1: none seen; a floor: none made);
-	// StatusWritesInBurst counts those seen before the last Job was.
+	// CronJob was seen (-1: none seen, the watch failed, or a floor);
+	// StatusWritesInBurst counts those seen before the last Job was (-1:
+	// not known). Both compare arrivals on two watches, the Jobs' and the
+	// CronJobs' metadata; a Job watch resumed in the burst delays the last
+	// Job. FullHistories, for the history variant, counts the statuses
+	// holding a full run history headed by the firing's run at +58 s.
+	FullHistories       int       `json:"fullHistories,omitempty"`
 	FirstStatusWrite    float64   `json:"firstStatusWrite"`
 	StatusWritesInBurst int       `json:"statusWritesInBurst"`
 	OtherMinute         int       `json:"otherMinute"`
@@ -433,6 +438,9 @@ func run(counts string, repeats, qps int, only, jsonOut, memory string) error {
 				if v.start != nil {
 					writes = fmt.Sprintf("; first status write seen at %.2f s, %d before the last Job", r.FirstStatusWrite, r.StatusWritesInBurst)
 				}
+				if v.history {
+					writes += fmt.Sprintf("; %d statuses with a full run history headed by the firing's run", r.FullHistories)
+				}
 				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d, run %d: p50 %.2f s, p99 %.2f s%s, max %.2f s, CPU %.1f s; %s; server over the window %.1f CPU s; statuses recording the firing by +58 s: %d; busy at the minute: %v%s\n",
 					v.name, n, i+1, r.P50, r.P99, outside, r.Max, r.CPUSeconds, burst, r.ServerCPUSeconds, r.RecordedBy58, r.BusyAtMinute, writes)
 				runs[j] = append(runs[j], r)
@@ -719,7 +727,7 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	// How many statuses record the minute 58 s into it, as the sustained
 	// run counts them: a firing's status writes may follow its Jobs, but
 	// not into the next minute.
-	recordedBy58 := make(chan int, 1)
+	recordedBy58, fullBy58 := make(chan int, 1), make(chan int, 1)
 	if v.start != nil {
 		go func() {
 			time.Sleep(time.Until(due.Add(58 * time.Second)))
@@ -727,14 +735,14 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 			if err != nil {
 				recorded = -1
 			}
+			full := 0
 			if v.history {
-				full, err := fullHistories(ctx, cron, ns, due)
-				if err != nil {
+				if full, err = fullHistories(ctx, cron, ns, due); err != nil {
 					full = -1
 				}
-				fmt.Fprintf(os.Stderr, "loadbench: %s, N=%d: %d statuses carry a full run history headed by the firing's run\n", v.name, n, full)
 			}
 			recordedBy58 <- recorded
+			fullBy58 <- full
 		}()
 	}
 
@@ -793,7 +801,7 @@ collect:
 		return r, err
 	}
 	if v.start != nil {
-		r.RecordedBy58 = <-recordedBy58
+		r.RecordedBy58, r.FullHistories = <-recordedBy58, <-fullBy58
 	}
 	r.CPUSeconds = cpuSeconds(proc) - cpuBefore
 	r.ServerCPUSeconds = serverCPU() - serverBefore
@@ -818,10 +826,14 @@ collect:
 			lastSeen = at
 		}
 	}
-	r.FirstStatusWrite = -1
+	r.FirstStatusWrite, r.StatusWritesInBurst = -1, -1
 	if updates != nil {
-		r.StatusWritesInBurst, _ = updates.between(due, lastSeen)
-		if _, first := updates.between(due, time.Now()); !first.IsZero() {
+		// Without every Job seen there is no last Job to count up to.
+		inBurst, _, ok := updates.between(due, lastSeen)
+		if ok && len(seen) == n {
+			r.StatusWritesInBurst = inBurst
+		}
+		if _, first, ok := updates.between(due, time.Now()); ok && !first.IsZero() {
 			r.FirstStatusWrite = first.Sub(due).Seconds()
 		}
 	}

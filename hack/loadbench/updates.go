@@ -26,6 +26,9 @@ type updateWatch struct {
 	w  *toolswatch.RetryWatcher
 	mu sync.Mutex
 	at []time.Time
+	// failed: the watch reported an error or ended early, so updates
+	// after it may be missing.
+	failed, stopped bool
 }
 
 func watchUpdates(ctx context.Context, kubeconfig, ns string, builtin bool) (*updateWatch, error) {
@@ -57,23 +60,29 @@ func watchUpdates(ctx context.Context, kubeconfig, ns string, builtin bool) (*up
 	u := &updateWatch{w: w}
 	go func() {
 		for ev := range w.ResultChan() {
-			if ev.Type == watch.Modified {
-				u.mu.Lock()
+			u.mu.Lock()
+			switch ev.Type {
+			case watch.Modified:
 				u.at = append(u.at, time.Now())
-				u.mu.Unlock()
+			case watch.Error:
+				u.failed = true
 			}
+			u.mu.Unlock()
 		}
+		u.mu.Lock()
+		u.failed = u.failed || !u.stopped // ended before stop: later updates unseen
+		u.mu.Unlock()
 	}()
 	return u, nil
 }
 
 // between counts the updates seen from from until to, and gives the
-// first of them (zero if none).
-func (u *updateWatch) between(from, to time.Time) (int, time.Time) {
+// first of them (zero if none); ok is false when the watch failed, so
+// the count may be short.
+func (u *updateWatch) between(from, to time.Time) (n int, first time.Time, ok bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	var first time.Time
-	n := 0
+	ok = !u.failed
 	for _, at := range slices.SortedFunc(slices.Values(u.at), time.Time.Compare) {
 		if at.Before(from) || at.After(to) {
 			continue
@@ -83,7 +92,12 @@ func (u *updateWatch) between(from, to time.Time) (int, time.Time) {
 		}
 		n++
 	}
-	return n, first
+	return n, first, ok
 }
 
-func (u *updateWatch) stop() { u.w.Stop() }
+func (u *updateWatch) stop() {
+	u.mu.Lock()
+	u.stopped = true
+	u.mu.Unlock()
+	u.w.Stop()
+}
