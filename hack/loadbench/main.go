@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -731,15 +732,9 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	if v.start != nil {
 		go func() {
 			time.Sleep(time.Until(due.Add(58 * time.Second)))
-			recorded, _, err := recordedAndHeld(ctx, kube, cron, ns, v.builtin, due)
+			recorded, full, err := statusesAt(ctx, kube, cron, ns, v.builtin, due)
 			if err != nil {
-				recorded = -1
-			}
-			full := 0
-			if v.history {
-				if full, err = fullHistories(ctx, cron, ns, due); err != nil {
-					full = -1
-				}
+				recorded, full = -1, -1
 			}
 			recordedBy58 <- recorded
 			fullBy58 <- full
@@ -1218,15 +1213,12 @@ func medians(runs []result) result {
 // has run that often; the controller's own first status writes may come
 // between, hence the retries on conflict.
 func fillRunHistories(ctx context.Context, cron clientset.Interface, cronJobs []*cronv1.CronJob, due time.Time) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, len(cronJobs))
-	sem := make(chan struct{}, 64)
+	var g errgroup.Group
+	g.SetLimit(64)
 	for _, cj := range cronJobs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			client := cron.BatchV1().CronJobs(cj.Namespace)
-			errs <- retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		client := cron.BatchV1().CronJobs(cj.Namespace)
+		g.Go(func() error {
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				got, err := client.Get(ctx, cj.Name, metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -1248,30 +1240,5 @@ func fillRunHistories(ctx context.Context, cron clientset.Interface, cronJobs []
 			})
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// fullHistories counts the CronJobs whose status.recentRuns is full and
-// headed by the run of minute: the firing's status writes carried a full
-// history.
-func fullHistories(ctx context.Context, cron clientset.Interface, ns string, minute time.Time) (int, error) {
-	cjs, err := cron.BatchV1().CronJobs(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return 0, err
-	}
-	full := 0
-	for _, cj := range cjs.Items {
-		rr := cj.Status.RecentRuns
-		if len(rr) == cronv1.DefaultRunHistoryLimit && rr[0].ScheduledTime != nil && rr[0].ScheduledTime.Time.Equal(minute) {
-			full++
-		}
-	}
-	return full, nil
+	return g.Wait()
 }

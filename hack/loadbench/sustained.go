@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
 	clientset "github.com/cronjob-controller/cronjob-controller/pkg/generated/clientset/versioned"
 	"github.com/cronjob-controller/cronjob-controller/pkg/job"
 	"github.com/cronjob-controller/cronjob-controller/pkg/localcluster"
@@ -153,6 +154,26 @@ func sustained(ctx context.Context, cluster *localcluster.Cluster, kube kubernet
 // minute (lastScheduleTime at or after it), and the Jobs holding the
 // run-record finalizer, from the API server's watch cache.
 func recordedAndHeld(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, builtin bool, minute time.Time) (recorded, held int, err error) {
+	if recorded, _, err = statusesAt(ctx, kube, cron, ns, builtin, minute); err != nil {
+		return 0, 0, err
+	}
+	jobs, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, j := range jobs.Items {
+		if slices.Contains(j.Finalizers, job.RunRecordFinalizer) {
+			held++
+		}
+	}
+	return recorded, held, nil
+}
+
+// statusesAt lists the namespace's CronJobs once and counts those whose
+// status records minute (lastScheduleTime at or after it) and, of this
+// controller's kind, those whose run history is full (spec.runHistoryLimit's
+// default) and headed by the run of minute.
+func statusesAt(ctx context.Context, kube kubernetes.Interface, cron clientset.Interface, ns string, builtin bool, minute time.Time) (recorded, fullHistory int, err error) {
 	cached := metav1.ListOptions{ResourceVersion: "0"}
 	if builtin {
 		cjs, err := kube.BatchV1().CronJobs(ns).List(ctx, cached)
@@ -164,27 +185,21 @@ func recordedAndHeld(ctx context.Context, kube kubernetes.Interface, cron client
 				recorded++
 			}
 		}
-	} else {
-		cjs, err := cron.BatchV1().CronJobs(ns).List(ctx, cached)
-		if err != nil {
-			return 0, 0, err
-		}
-		for _, cj := range cjs.Items {
-			if t := cj.Status.LastScheduleTime; t != nil && !t.Time.Before(minute) {
-				recorded++
-			}
-		}
+		return recorded, 0, nil
 	}
-	jobs, err := kube.BatchV1().Jobs(ns).List(ctx, cached)
+	cjs, err := cron.BatchV1().CronJobs(ns).List(ctx, cached)
 	if err != nil {
 		return 0, 0, err
 	}
-	for _, j := range jobs.Items {
-		if slices.Contains(j.Finalizers, job.RunRecordFinalizer) {
-			held++
+	for _, cj := range cjs.Items {
+		if t := cj.Status.LastScheduleTime; t != nil && !t.Time.Before(minute) {
+			recorded++
+		}
+		if rr := cj.Status.RecentRuns; len(rr) == cronv1.DefaultRunHistoryLimit && rr[0].ScheduledTime != nil && rr[0].ScheduledTime.Time.Equal(minute) {
+			fullHistory++
 		}
 	}
-	return recorded, held, nil
+	return recorded, fullHistory, nil
 }
 
 // sustainedRuns runs the sustained run for every variant that is a
