@@ -584,6 +584,11 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 	// from 10,000 on they are given another minute. Their schedule names
 	// that minute alone, so none fires at a minute on the way.
 	var due time.Time
+	if v.history && lead <= 0 {
+		// The histories take as long again as the creates: the minute
+		// before the due one leaves no room for them.
+		return r, fmt.Errorf("the variant %q needs -lead", v.name)
+	}
 	if lead > 0 {
 		due = dueAfterLead(time.Now(), n)
 		if v.history {
@@ -1235,6 +1240,7 @@ func fillRunHistories(ctx context.Context, cron clientset.Interface, cronJobs []
 						Outcome:        cronv1.OutcomeSucceeded,
 					})
 				}
+				got.Status.LastSuccessfulTime = got.Status.RecentRuns[0].CompletionTime
 				_, err = client.UpdateStatus(ctx, got, metav1.UpdateOptions{})
 				return err
 			})
