@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -420,5 +421,88 @@ func TestMaxRunsCountsARunWhoseTimeAWindowEditLeavesOut(t *testing.T) {
 	}
 	if len(all) > 2 {
 		t.Errorf("Jobs %q: %d scheduled runs started, want at most maxRuns (2)", all, len(all))
+	}
+}
+
+// failJobRead makes the Job read under name fail while *failing.
+func failJobRead(f *fixture, name string) *bool {
+	failing := true
+	f.kubeclient.PrependReactor("get", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		if failing && a.(core.GetAction).GetName() == name {
+			return true, nil, apierrors.NewInternalError(errors.New("injected: get " + name))
+		}
+		return false, nil, nil
+	})
+	return &failing
+}
+
+// lostRunAndFailedRead: last run 07:00, now 10:00:05, maxRuns limit with
+// done counted. The 08:00 run's Job exists but the cache lacks it (its
+// status write was lost), and the read of 09:00's Job fails until cleared.
+func lostRunAndFailedRead(t *testing.T, limit, done int64) (*fixture, *Controller, cache.ObjectName, *bool) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-3*time.Hour)), withMaxRuns(limit), func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = done })
+	f.uncachedJobs = []*batchv1.Job{newJob(at(-2*time.Hour), succeeded, holdingRecord)}
+	c, _, _ := f.newController(ctx)
+	return f, c, cache.MetaObjectToName(f.cronJob), failJobRead(f, jobName(at(-time.Hour)))
+}
+
+// maxRuns 2 with 1 counted: the lookups find the lost 08:00 run, the last
+// one, but the read of 09:00's Job fails. The sync fails before any create
+// or status write, and its retry counts 08:00 and starts nothing: 09:00 and
+// 10:00 come after the last run.
+func TestMaxRunsStartsNoRunPastTheLimitWhenOneLookupOfSeveralFails(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f, c, key, failing := lostRunAndFailedRead(t, 2, 1)
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed lookup was not reported")
+	}
+	if got := created(f); len(got) != 0 {
+		t.Errorf("the failed sync created %q", got)
+	}
+	if w := f.writtenStatus(); w != nil {
+		t.Errorf("the failed sync wrote a status %+v", w.Status)
+	}
+	*failing = false
+	f.clock.Step(time.Second)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got := created(f); len(got) != 0 {
+		t.Errorf("created %q past the limit", got)
+	}
+	wantMaxRunsReached(t, w.Status, 2)
+	if len(w.Status.MissedRuns) != 0 {
+		t.Errorf("missedRuns %+v: 09:00 comes after the last run, no run", w.Status.MissedRuns)
+	}
+}
+
+// The same with runs left: the failed sync still wakes for the next run,
+// and its retry counts 08:00 (found) and 10:00 (started) once each and
+// 09:00 missed once; a further sync changes nothing.
+func TestARetryAfterAPartlyFailedLookupCountsEachRunOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f, c, key, failing := lostRunAndFailedRead(t, 10, 1)
+	d, err := c.syncHandler(ctx, key)
+	if err == nil {
+		t.Fatal("the failed lookup was not reported")
+	}
+	if d <= 0 || d > time.Hour {
+		t.Errorf("the failed sync asks to wake in %v, want by 11:00", d)
+	}
+	*failing = false
+	f.clock.Step(time.Second)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got, want := created(f), []string{jobName(at(0))}; !slices.Equal(got, want) {
+		t.Errorf("created %q, want %q", got, want)
+	}
+	if w.Status.ScheduledRunCount != 3 || missedCount(w.Status, cronv1.MissedSuperseded) != 1 || len(w.Status.MissedRuns) != 1 {
+		t.Errorf("count %d, missed %+v; want 3 (08:00 and 10:00 added) and 09:00 Superseded once", w.Status.ScheduledRunCount, w.Status.MissedRuns)
+	}
+	f.clock.Step(time.Second)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if w2 := f.writtenStatus(); w2 != nil && (w2.Status.ScheduledRunCount != 3 || missedCount(w2.Status, cronv1.MissedSuperseded) != 1) {
+		t.Errorf("a further sync changed the counts: %d %+v", w2.Status.ScheduledRunCount, w2.Status.MissedRuns)
 	}
 }
