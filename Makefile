@@ -24,7 +24,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 VERSION_PKG := github.com/cronjob-controller/cronjob-controller/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 
-.PHONY: all build image release test fuzz alert-rules prometheusrule chart model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-sustained bench-whole-run clean
+.PHONY: all build image release test fuzz alert-rules prometheusrule chart model soak cluster-binaries verify run run-fresh codegen manifests bench bench-status-writes bench-status-shapes bench-job-shapes bench-sustained bench-whole-run clean
 
 all: build
 
@@ -203,6 +203,7 @@ LOAD_QPS     ?= 500
 LOAD_MEMORY  ?= 10000,20000
 BENCH_COUNT  ?= 6
 STATUS_WRITES_N ?= 1000
+JOB_SHAPES_N ?= 2000
 SUSTAINED_N  ?= 10000
 SUSTAINED_MINUTES ?= 5
 WHOLE_RUN_N  ?= 2000
@@ -214,14 +215,14 @@ WHOLE_RUN_N  ?= 2000
 ## benchmark against kube-controller-manager on the embedded control plane
 ## and the memory benchmark (LOAD_MEMORY CronJobs,Jobs cached), then the
 ## skew plot (docs/skew.png): about 90 minutes on a 2-core machine; then
-## bench-status-writes, bench-sustained and bench-whole-run (their times in
+## bench-status-writes, bench-status-shapes, bench-job-shapes, bench-sustained and bench-whole-run (their times in
 ## docs/benchmarks.md).
 bench: cluster-binaries
 	@mkdir -p _output/profiles
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) . ./pkg/schedule ./pkg/slim ./pkg/metrics ./pkg/ownwrites | tee _output/gobench.txt
 	go run ./hack/loadbench -n $(LOAD_N) -repeats $(LOAD_REPEATS) -qps $(LOAD_QPS) -memory $(LOAD_MEMORY) -profile _output/profiles -json _output/loadbench.json | tee _output/loadbench.md
 	cd hack/skewplot && go run . -in $(CURDIR)/_output/loadbench.json -out $(CURDIR)/docs/skew.png
-	$(MAKE) bench-status-writes bench-status-shapes bench-sustained bench-whole-run
+	$(MAKE) bench-status-writes bench-status-shapes bench-job-shapes bench-sustained bench-whole-run
 
 ## bench-status-writes: what one CronJob status write costs kube-apiserver and
 ## etcd, per way of sending it (PUT, merge patch, JSON patch, apply), with and
@@ -238,6 +239,13 @@ bench-status-shapes: cluster-binaries
 	go run ./hack/loadbench -status-shapes $(STATUS_WRITES_N) -repeats 3 | tee _output/statusshapes.md
 	KUBE_FEATURE_ClientsAllowCBOR=true go run ./hack/loadbench -status-shapes $(STATUS_WRITES_N) -repeats 3 \
 	  -apiserver-feature-gates CBORServingAndStorage=true | tee -a _output/statusshapes.md
+
+## bench-job-shapes: what one Job create costs kube-apiserver and etcd for
+## what the Job carries (the bare floor's, the built-in's, this controller's
+## with and without the scheduled time in the pod and the run-record
+## finalizer), a Job watch open; JOB_SHAPES_N creates a shape, five rounds.
+bench-job-shapes: cluster-binaries
+	go run ./hack/loadbench -job-shapes $(JOB_SHAPES_N) -repeats 5 | tee _output/jobshapes.md
 
 ## bench-sustained: SUSTAINED_N CronJobs due every minute for SUSTAINED_MINUTES
 ## minutes, this controller and kube-controller-manager at QPS 500, one

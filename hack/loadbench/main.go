@@ -214,12 +214,20 @@ func main() {
 	flag.StringVar(&apiserverFeatureGates, "apiserver-feature-gates", "", "kube-apiserver's --feature-gates on the benchmarks' control plane, e.g. CBORServingAndStorage=true")
 	flag.BoolVar(&wholeRun, "whole-run", false, "instead of the load runs: the whole-run benchmark (wholerun.go), what a run costs kube-apiserver and etcd from its firing until its Job, run to completion on the simulated node, is pruned; -n defaults to 2000, -variants to '"+wholeRunVariants+"', -lead to 75s")
 	shapesN := flag.Int("status-shapes", 0, "instead of the load runs: the status-shape benchmark (statusshapes.go) on this many CronJobs of each shape, -repeats rounds")
+	jobShapesN := flag.Int("job-shapes", 0, "instead of the load runs: the Job-shape benchmark (jobshapes.go), this many Job creates of each shape, -repeats rounds")
 	flag.Parse()
 	if wholeRun {
 		if err := wholeRunDefaults(ns, only); err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
 			os.Exit(2)
 		}
+	}
+	if *jobShapesN > 0 {
+		if err := jobShapes(*jobShapesN, *repeats); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *shapesN > 0 {
 		if err := statusShapes(*shapesN, *repeats); err != nil {

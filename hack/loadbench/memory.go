@@ -247,10 +247,14 @@ func yearlyNotToday() string {
 	return fmt.Sprintf("0 0 1 %d *", month)
 }
 
-func parallel(n int, f func(int) error) error {
+func parallel(n int, f func(int) error) error { return parallelN(n, 64, f) }
+
+// parallelN calls f(0) … f(n-1), inFlight at a time, and returns one of
+// their errors.
+func parallelN(n, inFlight int, f func(int) error) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	sem := make(chan struct{}, 64)
+	sem := make(chan struct{}, inFlight)
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}

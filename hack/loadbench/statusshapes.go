@@ -11,10 +11,12 @@ package main
 //     activeCount, nextScheduleTime, and the conditions ScheduleValid,
 //     JobTemplateValid and LastRunStarted (the last one's message and time
 //     moving);
-//   - "this controller's status, a full run history": the same, with
-//     status.recentRuns holding its default 10 runs (the firing's running,
-//     nine succeeded) and lastSuccessfulTime, as once a CronJob has run
-//     ten times;
+//   - "this controller's status, a run history of 1", "of 5" and "a full
+//     run history": the same, with status.recentRuns holding the firing's
+//     run (running) and none, four or nine before it (succeeded, with
+//     lastSuccessfulTime), as a CronJob firing for the first time, the
+//     sixth time, or once it has run ten times (spec.runHistoryLimit's
+//     default);
 //   - "the built-in's fields on the CRD": the same CRD, only
 //     lastScheduleTime and status.active written, as the built-in writes;
 //   - "the built-in's kind": a batch/v1 CronJob, its status (the same two
@@ -97,6 +99,8 @@ func statusShapes(n, rounds int) error {
 	cronJobs := control.NewCronJobs(c)
 	ours := make([]*cronv1.CronJob, n)
 	hist := make([]*cronv1.CronJob, n)
+	half := make([]*cronv1.CronJob, n)
+	first := make([]*cronv1.CronJob, n)
 	slim := make([]*cronv1.CronJob, n)
 	builtin := make([]*batchv1.CronJob, n)
 	createCRD := func(into []*cronv1.CronJob, prefix string) func(context.Context, int) error {
@@ -111,6 +115,18 @@ func statusShapes(n, rounds int) error {
 			})
 		}
 	}
+	withHistory := func(name string, into []*cronv1.CronJob, prefix string, runs int) shape {
+		return shape{name, createCRD(into, prefix), func(ctx context.Context, i, r int) error {
+			cj := into[i].DeepCopy()
+			fullStatus(cj, r)
+			runHistory(cj, r, runs)
+			got, err := cronJobs.UpdateStatus(ctx, cj)
+			if err == nil {
+				into[i] = got
+			}
+			return err
+		}}
+	}
 	shapes := []shape{
 		{"this controller's status", createCRD(ours, "ours"), func(ctx context.Context, i, r int) error {
 			cj := ours[i].DeepCopy()
@@ -121,16 +137,9 @@ func statusShapes(n, rounds int) error {
 			}
 			return err
 		}},
-		{"this controller's status, a full run history", createCRD(hist, "hist"), func(ctx context.Context, i, r int) error {
-			cj := hist[i].DeepCopy()
-			fullStatus(cj, r)
-			runHistory(cj, r)
-			got, err := cronJobs.UpdateStatus(ctx, cj)
-			if err == nil {
-				hist[i] = got
-			}
-			return err
-		}},
+		withHistory("this controller's status, a run history of 1 (a first firing)", first, "first", 1),
+		withHistory("this controller's status, a run history of 5", half, "half", 5),
+		withHistory("this controller's status, a full run history", hist, "hist", cronv1.DefaultRunHistoryLimit),
 		{"the built-in's fields on the CRD", createCRD(slim, "slim"), func(ctx context.Context, i, r int) error {
 			cj := slim[i].DeepCopy()
 			at := firingAt(r)
@@ -269,13 +278,14 @@ func fullStatus(cj *cronv1.CronJob, r int) {
 	}
 }
 
-// runHistory gives cj the run history of firing r: the firing's run
-// running and the nine before it succeeded, as the controller keeps them
-// (spec.runHistoryLimit's default of 10), and lastSuccessfulTime.
-func runHistory(cj *cronv1.CronJob, r int) {
+// runHistory gives cj the run history of firing r, runs long: the
+// firing's run running and those before it succeeded, as the controller
+// keeps them (spec.runHistoryLimit's default is 10), and, after a run that
+// succeeded, lastSuccessfulTime.
+func runHistory(cj *cronv1.CronJob, r, runs int) {
 	st := &cj.Status
 	st.RecentRuns = nil
-	for k := range cronv1.DefaultRunHistoryLimit {
+	for k := range runs {
 		at := firingAt(r - k)
 		run := cronv1.RunRecord{JobName: jobRef(cj.Namespace, cj.Name, at, r-k).Name, Trigger: cronv1.TriggerScheduled,
 			ScheduledTime: &metav1.Time{Time: at}, StartTime: &metav1.Time{Time: at.Add(time.Second)}, Outcome: cronv1.OutcomeRunning}
@@ -284,7 +294,9 @@ func runHistory(cj *cronv1.CronJob, r int) {
 		}
 		st.RecentRuns = append(st.RecentRuns, run)
 	}
-	st.LastSuccessfulTime = st.RecentRuns[1].CompletionTime
+	if runs > 1 {
+		st.LastSuccessfulTime = st.RecentRuns[1].CompletionTime
+	}
 }
 
 func firingAt(r int) time.Time { return time.Date(2026, 1, 1, 0, r, 0, 0, time.UTC) }
