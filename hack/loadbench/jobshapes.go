@@ -20,22 +20,24 @@ package main
 //   - "this controller's Job, less the run-record finalizer";
 //   - "this controller's Job": job.New's, as the controller creates it.
 //
-// Shapes take turns, round by round (-repeats rounds); medians are reported.
+// Shapes take turns, round by round (-repeats rounds), so each meets a
+// store as full as the others (deleting the Jobs between measures left the
+// server busier than its request counts show); medians are reported.
 //
 //	go run ./hack/loadbench -job-shapes 2000 -repeats 5
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	toolswatch "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -63,13 +65,23 @@ func jobShapes(n, rounds int) error {
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	// A controller's watch, so each create's echo is encoded and sent.
+	// A controller's watch, so each create's echo is encoded and sent;
+	// resumed where it was when the server closes it, as an informer's is.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jw, err := kube.BatchV1().Jobs("").Watch(wctx, metav1.ListOptions{})
+	list, err := kube.BatchV1().Jobs("").List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return err
 	}
+	jw, err := toolswatch.NewRetryWatcherWithContext(wctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return kube.BatchV1().Jobs("").Watch(ctx, opts)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer jw.Stop()
 	go func() {
 		for range jw.ResultChan() {
 		}
@@ -133,42 +145,20 @@ func jobShapes(n, rounds int) error {
 		{"this controller's Job, less the run-record finalizer", controllers("nofin", false, true)},
 		{"this controller's Job", controllers("ours", true, true)},
 	}
-	pids := []int{cluster.Pid("kube-apiserver"), cluster.Pid("etcd")}
-	perShape := map[string][]float64{}
-	order := slices.Clone(shapes)
-	for r := range rounds {
-		for _, s := range order {
-			quiet(ctx, cluster)
-			idleFrom, idleStart := cpuOf(pids...), time.Now()
-			time.Sleep(5 * time.Second)
-			idle := (cpuOf(pids...) - idleFrom) / time.Since(idleStart).Seconds()
-			jobs := make([]*batchv1.Job, n)
-			for i := range n {
-				jobs[i] = s.job(i, r)
-			}
-			before, start := cpuOf(pids...), time.Now()
-			// As the floor and the controller's 20 workers send them.
-			if err := parallelN(n, floorConcurrency, func(i int) error {
-				_, err := kube.BatchV1().Jobs(ns).Create(ctx, jobs[i], metav1.CreateOptions{})
-				return err
-			}); err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
-			}
-			quiet(ctx, cluster)
-			ms := (cpuOf(pids...) - before - idle*time.Since(start).Seconds()) * 1000 / float64(n)
-			perShape[s.name] = append(perShape[s.name], ms)
-			fmt.Fprintf(os.Stderr, "round %d %s: %.3f ms/create\n", r, s.name, ms)
-		}
-		order = append(order[1:], order[0])
+	names := make([]string, len(shapes))
+	for k, s := range shapes {
+		names[k] = s.name
 	}
-	fmt.Printf("| Job create (protobuf, suspended, a Job watch open) | API server + etcd CPU per create, ms (median of %d rounds of %d) | rounds |\n|---|---|---|\n", rounds, n)
-	for _, s := range shapes {
-		v := slices.Sorted(slices.Values(perShape[s.name]))
-		runs := make([]string, len(perShape[s.name]))
-		for i, x := range perShape[s.name] {
-			runs[i] = strconv.FormatFloat(x, 'f', 2, 64)
-		}
-		fmt.Printf("| %s | %.2f | %s |\n", s.name, v[len(v)/2], strings.Join(runs, ", "))
+	perShape, err := inTurns(ctx, cluster, names, rounds, n, "create", func(k, r int) error {
+		// As the floor and the controller's 20 workers send them.
+		return parallelN(n, floorConcurrency, func(i int) error {
+			_, err := kube.BatchV1().Jobs(ns).Create(ctx, shapes[k].job(i, r), metav1.CreateOptions{})
+			return err
+		})
+	}, nil)
+	if err != nil {
+		return err
 	}
+	printMedians("Job create (protobuf, suspended, a Job watch open)", fmt.Sprintf("API server + etcd CPU per create, ms (median of %d rounds of %d)", rounds, n), names, perShape)
 	return nil
 }

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,50 +211,32 @@ func statusShapes(n, rounds int) error {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
-	pids := []int{cluster.Pid("kube-apiserver"), cluster.Pid("etcd")}
-	perShape := map[string][]float64{}
-	order := slices.Clone(shapes)
-	for r := range rounds {
-		for _, s := range order {
-			quiet(ctx, cluster)
-			idleFrom, idleStart := cpuOf(pids...), time.Now()
-			time.Sleep(5 * time.Second)
-			idle := (cpuOf(pids...) - idleFrom) / time.Since(idleStart).Seconds()
-			before, start := cpuOf(pids...), time.Now()
-			var profiling sync.WaitGroup
-			if profileAPIServer {
-				file := filepath.Join(profileDir, fmt.Sprintf("apiserver-shape%d-round%d.pb.gz", slices.IndexFunc(shapes, func(x shape) bool { return x.name == s.name }), r))
-				profiling.Go(func() {
-					data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-						Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
-					if err == nil {
-						err = os.WriteFile(file, data, 0o644)
-					}
-					if err != nil {
-						fmt.Fprintln(os.Stderr, "loadbench: API server profile:", err)
-					}
-				})
-			}
-			if err := parallel(n, func(i int) error { return s.write(ctx, i, r+1) }); err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
-			}
-			profiling.Wait()
-			quiet(ctx, cluster)
-			ms := (cpuOf(pids...) - before - idle*time.Since(start).Seconds()) * 1000 / float64(n)
-			perShape[s.name] = append(perShape[s.name], ms)
-			fmt.Fprintf(os.Stderr, "round %d %s: %.3f ms/write\n", r, s.name, ms)
-		}
-		order = append(order[1:], order[0])
+	names := make([]string, len(shapes))
+	for k, s := range shapes {
+		names[k] = s.name
 	}
-	fmt.Printf("| status write (a PUT, one watch open) | API server + etcd CPU per write, ms (median of %d rounds of %d) | rounds |\n|---|---|---|\n", rounds, n)
-	for _, s := range shapes {
-		v := slices.Sorted(slices.Values(perShape[s.name]))
-		runs := make([]string, len(perShape[s.name]))
-		for i, x := range perShape[s.name] {
-			runs[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	perShape, err := inTurns(ctx, cluster, names, rounds, n, "write", func(k, r int) error {
+		var profiling sync.WaitGroup
+		if profileAPIServer {
+			file := filepath.Join(profileDir, fmt.Sprintf("apiserver-shape%d-round%d.pb.gz", k, r))
+			profiling.Go(func() {
+				data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+					Param("seconds", strconv.Itoa(profileSeconds)).Timeout(time.Duration(profileSeconds+30) * time.Second).DoRaw(ctx)
+				if err == nil {
+					err = os.WriteFile(file, data, 0o644)
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "loadbench: API server profile:", err)
+				}
+			})
 		}
-		fmt.Printf("| %s | %.2f | %s |\n", s.name, v[len(v)/2], strings.Join(runs, ", "))
+		defer profiling.Wait()
+		return parallel(n, func(i int) error { return shapes[k].write(ctx, i, r+1) })
+	}, nil)
+	if err != nil {
+		return err
 	}
+	printMedians("status write (a PUT, one watch open)", fmt.Sprintf("API server + etcd CPU per write, ms (median of %d rounds of %d)", rounds, n), names, perShape)
 	return nil
 }
 
