@@ -58,11 +58,8 @@ func jobShapes(n, rounds int) error {
 	}
 	defer p.stop()
 	cluster, c, kube := p.cluster, p.cron, p.kube
-	if err := kubectlApply(cluster.Kubeconfig, p.crd); err != nil {
-		return err
-	}
 	ns := "jobshapes"
-	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if err := p.withCRD(ctx, ns); err != nil {
 		return err
 	}
 	// A controller's watch, so each create's echo is encoded and sent;

@@ -63,12 +63,9 @@ func statusShapes(n, rounds int) error {
 		return err
 	}
 	defer p.stop()
-	cluster, cfg, c, kube, crd := p.cluster, p.cfg, p.cron, p.kube, p.crd
-	if err := kubectlApply(cluster.Kubeconfig, crd); err != nil {
-		return err
-	}
+	cluster, cfg, c, kube := p.cluster, p.cfg, p.cron, p.kube
 	ns := "statusshapes"
-	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if err := p.withCRD(ctx, ns); err != nil {
 		return err
 	}
 	// A controller's watches, so each write's echo is encoded and sent.

@@ -213,6 +213,16 @@ func startWritePlane(ctx context.Context) (*writePlane, error) {
 	return p, nil
 }
 
+// withCRD applies this project's CRDs to the plane and creates the
+// namespace ns, where a shape benchmark's objects go.
+func (p *writePlane) withCRD(ctx context.Context, ns string) error {
+	if err := kubectlApply(p.cluster.Kubeconfig, p.crd); err != nil {
+		return err
+	}
+	_, err := p.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	return err
+}
+
 // measure writes each CronJob's status once the way w, firing number r, and
 // returns the API server's and etcd's CPU milliseconds per write, from the
 // first write until the server is quiet. Each CronJob is read again after,
