@@ -28,8 +28,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -79,8 +81,17 @@ func jobShapes(n, rounds int) error {
 		return err
 	}
 	defer jw.Stop()
+	// A watch that ends before the measures do leaves later shapes without
+	// the echo: the run says so and fails.
+	var lost atomic.Bool
 	go func() {
-		for range jw.ResultChan() {
+		for ev := range jw.ResultChan() {
+			if ev.Type == watch.Error {
+				lost.Store(true)
+			}
+		}
+		if wctx.Err() == nil {
+			lost.Store(true)
 		}
 	}()
 
@@ -152,9 +163,12 @@ func jobShapes(n, rounds int) error {
 			_, err := kube.BatchV1().Jobs(ns).Create(ctx, shapes[k].job(i, r), metav1.CreateOptions{})
 			return err
 		})
-	}, nil)
+	})
 	if err != nil {
 		return err
+	}
+	if lost.Load() {
+		return errors.New("the Job watch ended during the measures")
 	}
 	printMedians("Job create (protobuf, suspended, a Job watch open)", fmt.Sprintf("API server + etcd CPU per create, ms (median of %d rounds of %d)", rounds, n), names, perShape)
 	return nil

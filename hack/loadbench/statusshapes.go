@@ -229,7 +229,7 @@ func statusShapes(n, rounds int) error {
 		}
 		defer profiling.Wait()
 		return parallel(n, func(i int) error { return shapes[k].write(ctx, i, r+1) })
-	}, nil)
+	})
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ import (
 // round starts one later): do(k, r) runs round r of names[k], n operations.
 // Each measure runs from the first operation until the server is quiet, less
 // the idle rate of the 5 s before. Each round's figure goes to stderr, per
-// unit ("write", "create"). cleanup, if given, runs after each measure.
-func inTurns(ctx context.Context, cluster *localcluster.Cluster, names []string, rounds, n int, unit string, do func(k, r int) error, cleanup func() error) (map[string][]float64, error) {
+// unit ("write", "create").
+func inTurns(ctx context.Context, cluster *localcluster.Cluster, names []string, rounds, n int, unit string, do func(k, r int) error) (map[string][]float64, error) {
 	pids := []int{cluster.Pid("kube-apiserver"), cluster.Pid("etcd")}
 	per := map[string][]float64{}
 	order := make([]int, len(names))
@@ -39,11 +39,6 @@ func inTurns(ctx context.Context, cluster *localcluster.Cluster, names []string,
 			ms := (cpuOf(pids...) - before - idle*time.Since(start).Seconds()) * 1000 / float64(n)
 			per[names[k]] = append(per[names[k]], ms)
 			fmt.Fprintf(os.Stderr, "round %d %s: %.3f ms/%s\n", r, names[k], ms, unit)
-			if cleanup != nil {
-				if err := cleanup(); err != nil {
-					return nil, err
-				}
-			}
 		}
 		order = append(order[1:], order[0])
 	}
