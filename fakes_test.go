@@ -580,6 +580,18 @@ func (s *requeueSpy) AddRateLimited(key cache.ObjectName) {
 	s.TypedRateLimitingInterface.AddRateLimited(key)
 }
 
+// failJobRead makes the Job read under name fail while *failing.
+func failJobRead(f *fixture, name string) *bool {
+	failing := true
+	f.kubeclient.PrependReactor("get", "jobs", func(a core.Action) (bool, runtime.Object, error) {
+		if failing && a.(core.GetAction).GetName() == name {
+			return true, nil, apierrors.NewInternalError(errors.New("injected: get " + name))
+		}
+		return false, nil, nil
+	})
+	return &failing
+}
+
 // failJobCreates makes the fake API server refuse the create of a Job with
 // the error refuse returns for the Job's name; nil lets the create through.
 func failJobCreates(f *fixture, refuse func(name string) error) {

@@ -424,18 +424,6 @@ func TestMaxRunsCountsARunWhoseTimeAWindowEditLeavesOut(t *testing.T) {
 	}
 }
 
-// failJobRead makes the Job read under name fail while *failing.
-func failJobRead(f *fixture, name string) *bool {
-	failing := true
-	f.kubeclient.PrependReactor("get", "jobs", func(a core.Action) (bool, runtime.Object, error) {
-		if failing && a.(core.GetAction).GetName() == name {
-			return true, nil, apierrors.NewInternalError(errors.New("injected: get " + name))
-		}
-		return false, nil, nil
-	})
-	return &failing
-}
-
 // lostRunAndFailedRead: last run 07:00, now 10:00:05, maxRuns limit with
 // done counted. The 08:00 run's Job exists but the cache lacks it (its
 // status write was lost), and the read of 09:00's Job fails until cleared.

@@ -31,15 +31,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	toolswatch "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
 	cronv1 "github.com/cronjob-controller/cronjob-controller/pkg/apis/batch/v1"
@@ -68,32 +64,14 @@ func jobShapes(n, rounds int) error {
 	// resumed where it was when the server closes it, as an informer's is.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	list, err := kube.BatchV1().Jobs("").List(ctx, metav1.ListOptions{Limit: 1})
+	jw, err := watchJobs(wctx, kube, "")
 	if err != nil {
 		return err
 	}
-	jw, err := toolswatch.NewRetryWatcherWithContext(wctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return kube.BatchV1().Jobs("").Watch(ctx, opts)
-		},
-	})
-	if err != nil {
-		return err
-	}
-	defer jw.Stop()
 	// A watch that ends before the measures do leaves later shapes without
 	// the echo: the run says so and fails.
-	var lost atomic.Bool
-	go func() {
-		for ev := range jw.ResultChan() {
-			if ev.Type == watch.Error {
-				lost.Store(true)
-			}
-		}
-		if wctx.Err() == nil {
-			lost.Store(true)
-		}
-	}()
+	watching := drain(jw, nil)
+	defer watching.stop()
 
 	template := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
@@ -167,7 +145,7 @@ func jobShapes(n, rounds int) error {
 	if err != nil {
 		return err
 	}
-	if lost.Load() {
+	if !watching.ok() {
 		return errors.New("the Job watch ended during the measures")
 	}
 	printMedians("Job create (protobuf, suspended, a Job watch open)", fmt.Sprintf("API server + etcd CPU per create, ms (median of %d rounds of %d)", rounds, n), names, perShape)

@@ -152,7 +152,7 @@ type variant struct {
 	// history: before the minute, each CronJob's status is given a full
 	// run history (status.recentRuns at its default length, runs whose
 	// Jobs are gone), as a CronJob that has run for a while carries it, so
-	// every status write of the firing carries it too (#37's cost).
+	// every status write of the firing carries it too.
 	history bool
 }
 
@@ -598,11 +598,12 @@ func runOnce(ctx context.Context, cluster *localcluster.Cluster, kube kubernetes
 		return r, fmt.Errorf("the variant %q needs -lead", v.name)
 	}
 	if lead > 0 {
-		due = dueAfterLead(time.Now(), n)
+		from := time.Now()
 		if v.history {
 			// The histories are written after the creates, and take as long.
-			due = dueAfterLead(time.Now().Add(createTime(n)), n)
+			from = from.Add(createTime(n))
 		}
+		due = dueAfterLead(from, n)
 	} else {
 		for time.Now().Second() > latestStartSecond(n) {
 			time.Sleep(200 * time.Millisecond)
@@ -857,18 +858,21 @@ collect:
 	return r, nil
 }
 
-// watchJobs watches the Jobs of ns from now on; a watch the API server ends
-// is resumed from the last version seen, so no Job goes unseen.
+// watchJobs watches the Jobs of ns (all namespaces for "") from now on; a
+// watch the API server ends is resumed from the last version seen, so no
+// Job goes unseen.
 func watchJobs(ctx context.Context, kube kubernetes.Interface, ns string) (*toolswatch.RetryWatcher, error) {
-	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return nil, err
 	}
-	return toolswatch.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
-		},
-	})
+	return resumeFrom(ctx, list.ResourceVersion, kube.BatchV1().Jobs(ns).Watch)
+}
+
+// resumeFrom watches with w from resourceVersion rv on, resuming from the
+// last version seen whenever the API server ends the watch.
+func resumeFrom(ctx context.Context, rv string, w func(context.Context, metav1.ListOptions) (watch.Interface, error)) (*toolswatch.RetryWatcher, error) {
+	return toolswatch.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{WatchFuncWithContext: w})
 }
 
 // watchLikeAController starts informers of Jobs through kube and of
@@ -1239,14 +1243,7 @@ func fillRunHistories(ctx context.Context, cron clientset.Interface, cronJobs []
 				got.Status.RecentRuns = nil
 				for i := range cronv1.DefaultRunHistoryLimit {
 					at := due.AddDate(0, 0, -1-i)
-					got.Status.RecentRuns = append(got.Status.RecentRuns, cronv1.RunRecord{
-						JobName:        fmt.Sprintf("%s-%d", cj.Name, at.Unix()),
-						Trigger:        cronv1.TriggerScheduled,
-						ScheduledTime:  &metav1.Time{Time: at},
-						StartTime:      &metav1.Time{Time: at.Add(time.Second)},
-						CompletionTime: &metav1.Time{Time: at.Add(31 * time.Second)},
-						Outcome:        cronv1.OutcomeSucceeded,
-					})
+					got.Status.RecentRuns = append(got.Status.RecentRuns, scheduledRun(fmt.Sprintf("%s-%d", cj.Name, at.Unix()), at, true))
 				}
 				got.Status.LastSuccessfulTime = got.Status.RecentRuns[0].CompletionTime
 				_, err = client.UpdateStatus(ctx, got, metav1.UpdateOptions{})

@@ -265,16 +265,23 @@ func runHistory(cj *cronv1.CronJob, r, runs int) {
 	st.RecentRuns = nil
 	for k := range runs {
 		at := firingAt(r - k)
-		run := cronv1.RunRecord{JobName: jobRef(cj.Namespace, cj.Name, at, r-k).Name, Trigger: cronv1.TriggerScheduled,
-			ScheduledTime: &metav1.Time{Time: at}, StartTime: &metav1.Time{Time: at.Add(time.Second)}, Outcome: cronv1.OutcomeRunning}
-		if k > 0 {
-			run.Outcome, run.CompletionTime = cronv1.OutcomeSucceeded, &metav1.Time{Time: at.Add(30 * time.Second)}
-		}
-		st.RecentRuns = append(st.RecentRuns, run)
+		st.RecentRuns = append(st.RecentRuns, scheduledRun(jobRef(cj.Namespace, cj.Name, at, r-k).Name, at, k > 0))
 	}
 	if runs > 1 {
 		st.LastSuccessfulTime = st.RecentRuns[1].CompletionTime
 	}
+}
+
+// scheduledRun is the run-history entry of the scheduled run of at, its Job
+// job created a second after; finished, it succeeded 30 s after at, else it
+// is running.
+func scheduledRun(job string, at time.Time, finished bool) cronv1.RunRecord {
+	run := cronv1.RunRecord{JobName: job, Trigger: cronv1.TriggerScheduled,
+		ScheduledTime: &metav1.Time{Time: at}, StartTime: &metav1.Time{Time: at.Add(time.Second)}, Outcome: cronv1.OutcomeRunning}
+	if finished {
+		run.Outcome, run.CompletionTime = cronv1.OutcomeSucceeded, &metav1.Time{Time: at.Add(30 * time.Second)}
+	}
+	return run
 }
 
 func firingAt(r int) time.Time { return time.Date(2026, 1, 1, 0, r, 0, 0, time.UTC) }

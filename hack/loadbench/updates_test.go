@@ -11,7 +11,7 @@ import (
 func TestStatusWritesAreCountedInTheWindowAndAFailedWatchSaysSo(t *testing.T) {
 	due := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return due.Add(time.Duration(s * float64(time.Second))) }
-	u := &updateWatch{at: []time.Time{at(5), at(-1), at(2), at(0), at(3.5), at(7)}}
+	u := &updateWatch{drained: &drained{}, at: []time.Time{at(5), at(-1), at(2), at(0), at(3.5), at(7)}}
 
 	n, first, ok := u.between(due, at(3.5))
 	if n != 3 || !first.Equal(due) || !ok {
