@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -148,6 +149,6 @@ func jobShapes(n, rounds int) error {
 	if !watching.ok() {
 		return errors.New("the Job watch ended during the measures")
 	}
-	printMedians("Job create (protobuf, suspended, a Job watch open)", fmt.Sprintf("API server + etcd CPU per create, ms (median of %d rounds of %d)", rounds, n), names, perShape)
+	printMedians(os.Stdout, "Job create (protobuf, suspended, a Job watch open)", fmt.Sprintf("API server + etcd CPU per create, ms (median of %d rounds of %d)", rounds, n), names, perShape)
 	return nil
 }

@@ -233,7 +233,7 @@ func statusShapes(n, rounds int) error {
 	if err != nil {
 		return err
 	}
-	printMedians("status write (a PUT, one watch open)", fmt.Sprintf("API server + etcd CPU per write, ms (median of %d rounds of %d)", rounds, n), names, perShape)
+	printMedians(os.Stdout, "status write (a PUT, one watch open)", fmt.Sprintf("API server + etcd CPU per write, ms (median of %d rounds of %d)", rounds, n), names, perShape)
 	return nil
 }
 
@@ -267,6 +267,7 @@ func runHistory(cj *cronv1.CronJob, r, runs int) {
 		at := firingAt(r - k)
 		st.RecentRuns = append(st.RecentRuns, scheduledRun(jobRef(cj.Namespace, cj.Name, at, r-k).Name, at, k > 0))
 	}
+	st.LastSuccessfulTime = nil
 	if runs > 1 {
 		st.LastSuccessfulTime = st.RecentRuns[1].CompletionTime
 	}

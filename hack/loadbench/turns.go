@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -45,16 +46,15 @@ func inTurns(ctx context.Context, cluster *localcluster.Cluster, names []string,
 	return per, nil
 }
 
-// printMedians prints a Markdown table, its first two columns' headings
-// given: each name, the median of its figures, and the figures.
-func printMedians(what, figure string, names []string, per map[string][]float64) {
-	fmt.Printf("| %s | %s | rounds |\n|---|---|---|\n", what, figure)
+// printMedians writes to out a Markdown table, its first two columns'
+// headings given: each name, the median of its figures, and the figures.
+func printMedians(out io.Writer, what, figure string, names []string, per map[string][]float64) {
+	fmt.Fprintf(out, "| %s | %s | rounds |\n|---|---|---|\n", what, figure)
 	for _, name := range names {
-		v := slices.Sorted(slices.Values(per[name]))
 		runs := make([]string, len(per[name]))
 		for i, x := range per[name] {
 			runs[i] = strconv.FormatFloat(x, 'f', 2, 64)
 		}
-		fmt.Printf("| %s | %.2f | %s |\n", name, v[len(v)/2], strings.Join(runs, ", "))
+		fmt.Fprintf(out, "| %s | %.2f | %s |\n", name, middle(slices.Sorted(slices.Values(per[name]))), strings.Join(runs, ", "))
 	}
 }
