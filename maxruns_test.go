@@ -494,3 +494,29 @@ func TestARetryAfterAPartlyFailedLookupCountsEachRunOnce(t *testing.T) {
 		t.Errorf("a further sync changed the counts: %d %+v", w2.Status.ScheduledRunCount, w2.Status.MissedRuns)
 	}
 }
+
+// A Job whose read failed is looked up again, not remembered as absent:
+// the 08:00 and 09:00 runs' Jobs exist but the cache lacks both, and the
+// read of 09:00's fails once. The retry finds both, counts them with 10:00
+// (started), and counts no run missed.
+func TestAJobWhoseReadFailedIsFoundOnTheRetryNotCountedMissed(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t, at(5*time.Second))
+	f.cronJob = newCronJob(lastScheduled(at(-3*time.Hour)), withMaxRuns(10), func(cj *cronv1.CronJob) { cj.Status.ScheduledRunCount = 1 })
+	f.uncachedJobs = []*batchv1.Job{newJob(at(-2*time.Hour), succeeded, holdingRecord), newJob(at(-time.Hour), succeeded, holdingRecord)}
+	c, _, _ := f.newController(ctx)
+	key := cache.MetaObjectToName(f.cronJob)
+	failing := failJobRead(f, jobName(at(-time.Hour)))
+	if _, err := c.syncHandler(ctx, key); err == nil {
+		t.Fatal("the failed lookup was not reported")
+	}
+	*failing = false
+	f.clock.Step(time.Second)
+	w := syncWantStatus(t, ctx, f, c, key)
+	if got, want := created(f), []string{jobName(at(0))}; !slices.Equal(got, want) {
+		t.Errorf("created %q, want %q", got, want)
+	}
+	if w.Status.ScheduledRunCount != 4 || len(w.Status.MissedRuns) != 0 {
+		t.Errorf("count %d, missed %+v; want 4 (08:00 and 09:00 found, 10:00 started) and none missed", w.Status.ScheduledRunCount, w.Status.MissedRuns)
+	}
+}
